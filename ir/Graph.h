@@ -1,0 +1,171 @@
+#pragma once
+/// The kfuse IR: a Graph owns Nodes; each Node computes one tensor (its TensorType) from
+/// operands that are other Nodes or scalar literals, and knows its users. Inputs are named
+/// and ordered; outputs are ordered and may also feed other ops. After fusion each Node
+/// may belong to a kernel region (`kernel()` >= 0), and the graph lists the regions' names.
+///
+/// Value is the user's handle on a Node: it makes the builder API read like the math,
+/// `gelu_tanh(matmul(x, w, {.transB = true}) + b)` (see ir/Builder.h).
+#include "ir/Op.h"
+#include "ir/Shape.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/SmallVector.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kfuse {
+
+class Graph;
+class Node;
+
+/// One operand: a tensor (node != nullptr) or a scalar literal of the other operand's dtype.
+struct Operand {
+  Node *node = nullptr;
+  double scalar = 0.0;
+
+  Operand() = default;
+  Operand(Node *n) : node(n) {}
+  static Operand literal(double v) {
+    Operand o;
+    o.scalar = v;
+    return o;
+  }
+  bool isScalar() const { return node == nullptr; }
+};
+
+/// Attributes of matmul: read A as [..., K, M] / B as [..., N, K].
+struct MatMulAttrs {
+  bool transA = false;
+  bool transB = false;
+};
+
+class Node {
+public:
+  OpKind kind() const { return kind_; }
+  OpClass opClass() const { return kfuse::opClass(kind_); }
+  const TensorType &type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  const Shape &shape() const { return type_.shape; }
+  llvm::ArrayRef<Operand> operands() const { return operands_; }
+  const Operand &operand(unsigned i) const { return operands_[i]; }
+  unsigned numOperands() const { return operands_.size(); }
+  /// One entry per use (a node that reads this one twice appears twice).
+  llvm::ArrayRef<Node *> users() const { return users_; }
+  bool hasUsers() const { return !users_.empty(); }
+  const MatMulAttrs &matmulAttrs() const { return matmul_; }
+  bool isInput() const { return kind_ == OpKind::Input; }
+  /// The SSA name without '%'; may be empty for nodes built through the API.
+  const std::string &name() const { return name_; }
+  void setName(std::string n) { name_ = std::move(n); }
+  /// Unique and stable within the graph (creation order), never reused.
+  unsigned id() const { return id_; }
+  /// Kernel region this node belongs to after fusion, -1 if none.
+  int kernel() const { return kernel_; }
+  void setKernel(int k) { kernel_ = k; }
+  Graph &graph() const { return *graph_; }
+
+private:
+  friend class Graph;
+  Node(Graph *g, unsigned id, OpKind k, TensorType t) : graph_(g), id_(id), kind_(k), type_(std::move(t)) {}
+
+  Graph *graph_;
+  unsigned id_;
+  OpKind kind_;
+  TensorType type_;
+  llvm::SmallVector<Operand, 2> operands_;
+  llvm::SmallVector<Node *, 2> users_;
+  MatMulAttrs matmul_;
+  std::string name_;
+  int kernel_ = -1;
+  bool dead_ = false;
+};
+
+/// A handle on a Node for the builder API; converts to and from Node*.
+class Value {
+public:
+  Value(Node *n) : node_(n) {}
+  Node *node() const { return node_; }
+  operator Node *() const { return node_; }
+  Node *operator->() const { return node_; }
+  Graph &graph() const { return node_->graph(); }
+  const TensorType &type() const { return node_->type(); }
+
+private:
+  Node *node_;
+};
+
+class Graph {
+public:
+  explicit Graph(std::string name = "main");
+  ~Graph();
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  const std::string &name() const { return name_; }
+  void setName(std::string n) { name_ = std::move(n); }
+
+  // --- building: each call infers the result type and throws kfuse::Error on bad input,
+  //     naming the op and the shapes or dtypes.
+  Value input(std::string name, DType dtype, llvm::ArrayRef<int64_t> shape);
+  Value unary(OpKind kind, Node *a);
+  Value binary(OpKind kind, Operand a, Operand b);
+  Value cast(Node *a, DType to);
+  Value matmul(Node *a, Node *b, MatMulAttrs attrs = {});
+  /// Generic form used by the parser, passes and clone: dispatches on the op's class.
+  /// `castTo` is read only for cast.
+  Value create(OpKind kind, llvm::ArrayRef<Operand> operands, MatMulAttrs attrs = {},
+               DType castTo = DType::F32);
+  void output(Node *n);
+
+  /// The result type `kind` would have on these operands; throws like the builders.
+  static TensorType inferType(OpKind kind, llvm::ArrayRef<Operand> operands, MatMulAttrs attrs,
+                              DType castTo);
+
+  // --- reading
+  llvm::ArrayRef<Node *> inputs() const { return inputs_; }
+  llvm::ArrayRef<Node *> outputs() const { return outputs_; }
+  bool isOutput(const Node *n) const;
+  /// Live nodes in program order, which is always topological for a verified graph.
+  const std::vector<Node *> &nodes() const;
+  size_t numNodes() const { return nodes().size(); }
+  Node *findNode(std::string_view name) const;
+
+  // --- rewriting
+  void setOperand(Node *user, unsigned i, Operand op);
+  /// Every use of `from` (operands and outputs) becomes a use of `to`.
+  void replaceAllUsesWith(Node *from, Node *to);
+  void setOutput(unsigned i, Node *n);
+  /// Removes a node that has no users and is not an output.
+  void erase(Node *n);
+  /// Reorders the live nodes: `order` must be a permutation of nodes().
+  void setOrder(std::vector<Node *> order);
+  /// Reorders so every node follows its operands, keeping the current order otherwise
+  /// where possible (iterative DFS, no recursion). Inputs stay first, in their order.
+  void sortTopologically();
+
+  // --- kernel regions (the fused form)
+  int addKernel(std::string name);
+  llvm::ArrayRef<std::string> kernelNames() const { return kernels_; }
+  void clearKernels();
+
+  /// A deep copy with the same names, order, outputs and kernel regions.
+  std::unique_ptr<Graph> clone() const;
+
+private:
+  Node *newNode(OpKind kind, TensorType type);
+  void addUse(Node *used, Node *user);
+  void removeUse(Node *used, Node *user);
+
+  std::string name_;
+  std::vector<std::unique_ptr<Node>> storage_;
+  mutable std::vector<Node *> order_;
+  mutable bool orderDirty_ = false;
+  std::vector<Node *> inputs_;
+  std::vector<Node *> outputs_;
+  std::vector<std::string> kernels_;
+  unsigned nextId_ = 0;
+};
+
+} // namespace kfuse

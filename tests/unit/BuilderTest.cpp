@@ -1,0 +1,127 @@
+// The builder API: shape and dtype inference at each call, and one clear error for bad calls.
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "ir/Verifier.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kfuse;
+
+TEST_CASE("builder reads like the math and infers types", "[builder]") {
+  Graph g("mlp");
+  auto x = g.input("x", bf16, {64, 4096});
+  auto w = g.input("w", bf16, {11008, 4096});
+  auto b = g.input("b", bf16, {11008});
+  auto y = gelu_tanh(matmul(x, w, {.transB = true}) + b);
+  g.output(y);
+  CHECK(y.type().str() == "bf16[64, 11008]");
+  CHECK(y->kind() == OpKind::GeluTanh);
+  CHECK(g.numNodes() == 6);
+  CHECK(x->users().size() == 1);
+  verify(g);
+}
+
+TEST_CASE("builder errors name the op, the shapes and the failing dim", "[builder]") {
+  Graph g;
+  auto x = g.input("x", bf16, {64, 4096});
+  auto w = g.input("w", bf16, {11008, 4096});
+  auto f = g.input("f", f32, {64, 4096});
+  REQUIRE_THROWS_WITH(x + w, "add: shapes [64, 4096] and [11008, 4096] do not broadcast "
+                             "(dim 0: 64 vs 11008)");
+  REQUIRE_THROWS_WITH(x * f, Catch::Contains("mul: dtypes bf16 and f32 differ"));
+  REQUIRE_THROWS_WITH(matmul(x, w), Catch::Contains("matmul: inner dims differ") &&
+                                        Catch::Contains("K 4096 vs 11008"));
+  auto v = g.input("v", bf16, {4096});
+  REQUIRE_THROWS_WITH(matmul(v, w), Catch::Contains("rank >= 2"));
+  REQUIRE_THROWS_WITH(g.input("x", f32, {1}), Catch::Contains("'x' already exists"));
+  REQUIRE_THROWS_WITH(g.input("n", f32, {-1}), Catch::Contains("negative"));
+  REQUIRE_THROWS_WITH(g.input("h", f32, {1 << 30, 1 << 30}), Catch::Contains("2^48"));
+}
+
+TEST_CASE("broadcasting follows NumPy", "[shape]") {
+  CHECK(*broadcastShapes({3, 1, 5}, {4, 1}) == Shape{3, 4, 5});
+  CHECK(*broadcastShapes({}, {2, 3}) == Shape{2, 3});
+  CHECK(*broadcastShapes({1}, {7}) == Shape{7});
+  CHECK(!broadcastShapes({3}, {4}));
+  CHECK(*broadcastShapes({0, 1}, {1, 5}) == Shape{0, 5});
+}
+
+TEST_CASE("matmul: transposes and broadcast batch dims", "[builder]") {
+  Graph g;
+  auto a = g.input("a", f16, {2, 1, 32, 8});
+  auto b = g.input("b", f16, {3, 16, 8});
+  auto c = matmul(a, b, {.transB = true});
+  CHECK(c.type().str() == "f16[2, 3, 32, 16]");
+  auto at = g.input("at", f16, {8, 32});
+  auto d = matmul(at, b, {.transA = true, .transB = true});
+  CHECK(d.type().str() == "f16[3, 32, 16]");
+  g.output(c);
+  g.output(d);
+  verify(g);
+}
+
+TEST_CASE("scalar literals take the tensor's dtype", "[builder]") {
+  Graph g;
+  auto x = g.input("x", bf16, {10});
+  auto y = 2.0 * x - 1.0;
+  CHECK(y.type().str() == "bf16[10]");
+  CHECK(y->operand(1).isScalar());
+  CHECK(y->operand(1).scalar == 1.0);
+  g.output(y);
+  verify(g);
+}
+
+TEST_CASE("rewriting keeps use lists and outputs in sync", "[graph]") {
+  Graph g;
+  auto x = g.input("x", f32, {8});
+  auto a = x * 2.0;
+  auto b = a * 3.0;
+  auto c = relu(b) + b;
+  g.output(b);
+  g.output(c);
+  auto six = x * 6.0;
+  g.replaceAllUsesWith(b, six);
+  CHECK(g.outputs()[0] == six.node());
+  CHECK(!b->hasUsers());
+  CHECK(six->users().size() == 2);
+  g.erase(b);
+  g.erase(a);
+  g.sortTopologically();
+  verify(g);
+  CHECK(g.numNodes() == 4);
+  auto copy = g.clone();
+  verify(*copy);
+  CHECK(copy->numNodes() == 4);
+  CHECK(copy->outputs().size() == 2);
+}
+
+TEST_CASE("the verifier finds a kernel region that is not contiguous", "[verifier]") {
+  Graph g;
+  auto x = g.input("x", f32, {8});
+  auto a = exp(x);
+  auto b = a + 1.0;
+  auto c = b * a;
+  g.output(c);
+  int k0 = g.addKernel("k0"), k1 = g.addKernel("k1");
+  a->setKernel(k0);
+  b->setKernel(k1);
+  c->setKernel(k0);
+  REQUIRE_THROWS_WITH(verify(g), Catch::Contains("kernel 'k0' is not contiguous"));
+  c->setKernel(k1);
+  verify(g);
+}
+
+TEST_CASE("dtype rounding is round-to-nearest-even", "[dtype]") {
+  CHECK(roundToDType(1.0 + 1.0 / 2048, f16) == 1.0);            // tie, to even
+  CHECK(roundToDType(1.0 + 3.0 / 2048, f16) == 1.0 + 2.0 / 1024); // tie, to even (up)
+  CHECK(roundToDType(65520.0, f16) == INFINITY);
+  CHECK(roundToDType(65519.0, f16) == 65504.0);
+  CHECK(roundToDType(1.0 + 1.0 / 256, bf16) == 1.0);
+  CHECK(roundToDType(std::ldexp(1.0, -24), f16) == std::ldexp(1.0, -24)); // smallest subnormal
+  CHECK(std::isnan(roundToDType(NAN, bf16)));
+  CHECK(std::isnan(roundToDType(NAN, f16)));
+  CHECK(roundToDType(-0.0, bf16) == 0.0);
+  CHECK(std::signbit(roundToDType(-0.0, f16)));
+  CHECK(parseDType("bf16") == bf16);
+  CHECK(!parseDType("f64"));
+}

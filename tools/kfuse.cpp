@@ -1,0 +1,61 @@
+// kfuse: the command-line driver. Dispatches to the registered subcommands (tools/*Command.cpp)
+// and turns any kfuse::Error that escapes them into one message and exit code 1.
+#include "ir/Error.h"
+#include "tools/Command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fmt/core.h>
+
+namespace kfuse::tool {
+std::vector<Command> &commandRegistry() {
+  static std::vector<Command> registry;
+  return registry;
+}
+} // namespace kfuse::tool
+
+using namespace kfuse::tool;
+
+static void usage(std::FILE *to) {
+  fmt::print(to, "kfuse {}: a kernel fusion compiler for elementwise and matmul graphs\n\n"
+                 "usage: kfuse <command> [options] FILE.kf\n\ncommands:\n",
+             KFUSE_VERSION);
+  auto cmds = commandRegistry();
+  std::sort(cmds.begin(), cmds.end(), [](auto &a, auto &b) { return a.name < b.name; });
+  for (const Command &c : cmds)
+    fmt::print(to, "  {:<10} {}\n", c.name, c.summary);
+  fmt::print(to, "\n`kfuse <command> --help` describes a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return kExitBadArgs;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    usage(stdout);
+    return kExitOk;
+  }
+  if (cmd == "--version") {
+    fmt::print("kfuse {}\n", KFUSE_VERSION);
+    return kExitOk;
+  }
+  for (const Command &c : commandRegistry()) {
+    if (c.name != cmd)
+      continue;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+      return c.main(args);
+    } catch (const kfuse::Error &e) {
+      fmt::print(stderr, "kfuse {}: error: {}\n", cmd, e.what());
+      return kExitUserError;
+    } catch (const std::bad_alloc &) {
+      fmt::print(stderr, "kfuse {}: error: out of host memory\n", cmd);
+      return kExitUserError;
+    }
+  }
+  fmt::print(stderr, "kfuse: unknown command '{}'\n\n", cmd);
+  usage(stderr);
+  return kExitBadArgs;
+}
