@@ -2,7 +2,8 @@
 """A minimal lit: runs the `# RUN:` lines of one test file through bash.
 
 Substitutions: %s (the test file), %S (its folder), %t (a scratch path unique to the
-test), %src (the source tree), kfuse / FileCheck / not (the built tools). A RUN line
+test), %src (the source tree), %python (this Python, which has numpy), kfuse / FileCheck /
+not (the built tools). A RUN line
 ending in a backslash continues on the next RUN line. Exit 0 only if every line passes.
 """
 import argparse, os, re, subprocess, sys
@@ -38,7 +39,7 @@ tmp = os.path.join(a.tmp, rel + ".tmp")
 env = dict(os.environ)
 env["PATH"] = a.bin + os.pathsep + env.get("PATH", "")
 for cmd in lines:
-    cmd = (cmd.replace("%src", a.source).replace("%s", a.test)
+    cmd = (cmd.replace("%src", a.source).replace("%python", sys.executable).replace("%s", a.test)
               .replace("%S", os.path.dirname(a.test)).replace("%t", tmp))
     cmd = re.sub(r"(?<![\w/-])FileCheck(?![\w/-])", a.filecheck, cmd)
     cmd = re.sub(r"(?<![\w/-])not(?![\w/-])", a.not_, cmd)
