@@ -1,0 +1,81 @@
+// Common subexpression elimination: two nodes of the same kind with the same operands (the
+// same nodes, or literals with the same bits), the same attributes and the same result type
+// compute the same tensor, so the later one is replaced by the earlier. One pass in program
+// order with a hash table: linear time. add and mul are commutative and match either way.
+#include "passes/Pass.h"
+
+#include <cstring>
+#include <unordered_map>
+
+namespace kfuse {
+
+namespace {
+struct Key {
+  OpKind kind;
+  DType dtype;
+  bool transA, transB;
+  // Per operand: node pointer or literal bits, and a tag saying which.
+  uintptr_t op[2] = {0, 0};
+  uint8_t tag[2] = {0, 0};
+  unsigned n = 0;
+  bool operator==(const Key &o) const {
+    return kind == o.kind && dtype == o.dtype && transA == o.transA && transB == o.transB &&
+           n == o.n && op[0] == o.op[0] && op[1] == o.op[1] && tag[0] == o.tag[0] &&
+           tag[1] == o.tag[1];
+  }
+};
+struct KeyHash {
+  size_t operator()(const Key &k) const {
+    size_t h = static_cast<size_t>(k.kind) * 0x9E3779B97F4A7C15ull;
+    h ^= (static_cast<size_t>(k.dtype) << 8) ^ (k.transA << 12) ^ (k.transB << 13);
+    for (unsigned i = 0; i < k.n; ++i)
+      h = (h ^ (k.op[i] + k.tag[i])) * 0x100000001B3ull + 0x7F4A7C15;
+    return h;
+  }
+};
+
+Key makeKey(const Node *n) {
+  Key k{n->kind(), n->dtype(), n->matmulAttrs().transA, n->matmulAttrs().transB};
+  k.n = n->numOperands();
+  for (unsigned i = 0; i < k.n && i < 2; ++i) {
+    const Operand &o = n->operand(i);
+    if (o.node) {
+      k.op[i] = reinterpret_cast<uintptr_t>(o.node);
+      k.tag[i] = 1;
+    } else {
+      uint64_t bits;
+      std::memcpy(&bits, &o.scalar, sizeof bits);
+      k.op[i] = static_cast<uintptr_t>(bits);
+      k.tag[i] = 2;
+    }
+  }
+  if ((n->kind() == OpKind::Add || n->kind() == OpKind::Mul) && k.n == 2 &&
+      (k.tag[0] > k.tag[1] || (k.tag[0] == k.tag[1] && k.op[0] > k.op[1]))) {
+    std::swap(k.op[0], k.op[1]);
+    std::swap(k.tag[0], k.tag[1]);
+  }
+  return k;
+}
+} // namespace
+
+bool CsePass::run(Graph &g) {
+  std::unordered_map<Key, Node *, KeyHash> seen;
+  seen.reserve(g.numNodes() * 2);
+  std::vector<Node *> dead;
+  std::vector<Node *> order = g.nodes();
+  for (Node *n : order) {
+    if (n->isInput())
+      continue;
+    auto [it, inserted] = seen.try_emplace(makeKey(n), n);
+    if (inserted || it->second->shape() != n->shape())
+      continue;
+    Node *keep = it->second;
+    g.replaceAllUsesWith(n, keep);
+    dead.push_back(n);
+  }
+  for (Node *n : dead)
+    g.erase(n);
+  return !dead.empty();
+}
+
+} // namespace kfuse
