@@ -1,0 +1,425 @@
+// The fusion pass (see Fusion.h for the rules). Union-find over nodes, processed in program
+// order; kernel-level cycles are ruled out by a pruned search over the kernels' direct
+// dependencies (a kernel entirely before another in program order cannot depend on it), so
+// the whole pass is near-linear in the number of nodes.
+#include "passes/Fusion.h"
+
+#include "ir/Error.h"
+#include "passes/Pass.h"
+#include "passes/Traffic.h"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kfuse {
+
+std::string nodeLabel(const Node *n) {
+  return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id())
+                           : "%" + n->name();
+}
+
+static std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string FusionLog::str() const {
+  std::string s;
+  for (const FusionEdge &e : edges)
+    s += fmt::format("{} -> {}: {}: {}\n", e.producer, e.consumer,
+                     e.fused ? "fused" : "not fused", e.reason);
+  return s;
+}
+
+std::string FusionLog::json() const {
+  std::string s = "[";
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const FusionEdge &e = edges[i];
+    s += fmt::format("{}{{\"producer\": \"{}\", \"consumer\": \"{}\", \"fused\": {}, "
+                     "\"reason\": \"{}\"}}",
+                     i ? ", " : "", jsonEscape(e.producer), jsonEscape(e.consumer),
+                     e.fused ? "true" : "false", jsonEscape(e.reason));
+  }
+  return s + "]";
+}
+
+namespace {
+
+int64_t operandBytes(const Node *n) {
+  int64_t r = 0;
+  llvm::SmallVector<const Node *, 2> seen;
+  for (const Operand &o : n->operands())
+    if (o.node && std::find(seen.begin(), seen.end(), o.node) == seen.end()) {
+      seen.push_back(o.node);
+      r += o.node->type().bytes();
+    }
+  return r;
+}
+
+class Fuser {
+public:
+  Fuser(Graph &g, FusionLog *log) : g_(g), log_(log) {}
+
+  void run() {
+    g_.clearKernels();
+    for (Node *o : g_.outputs())
+      outputs_.insert(o);
+    if (recomputeBroadcastProducers())
+      g_.sortTopologically();
+    group();
+    fuseSiblings();
+    emitKernels();
+  }
+
+private:
+  // --- 1. broadcast producers: recompute (clone) into larger consumers, or store ---------
+  Node *rootOf(Node *u) {
+    auto it = root_.find(u);
+    return it == root_.end() ? u : it->second;
+  }
+
+  bool recomputeBroadcastProducers() {
+    bool cloned = false;
+    std::vector<Node *> order = g_.nodes();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Node *p = *it;
+      if (!isElementwise(p->kind()))
+        continue;
+      // Distinct users grouped by the root (kernel anchor) they will live with.
+      llvm::SmallVector<std::pair<Node *, llvm::SmallVector<Node *, 2>>, 2> big;
+      bool needed = outputs_.count(p) > 0;
+      llvm::SmallVector<Node *, 4> users;
+      for (Node *u : p->users())
+        if (std::find(users.begin(), users.end(), u) == users.end())
+          users.push_back(u);
+      for (Node *u : users) {
+        Node *r = rootOf(u);
+        if (isElementwise(u->kind()) && isElementwise(r->kind()) &&
+            r->type().numElements() > p->type().numElements()) {
+          auto slot = std::find_if(big.begin(), big.end(), [&](auto &e) { return e.first == r; });
+          if (slot == big.end())
+            big.push_back({r, {u}});
+          else
+            slot->second.push_back(u);
+        } else {
+          needed = true;
+        }
+      }
+      if (big.empty())
+        continue;
+      int64_t bytes = p->type().bytes(), reads = operandBytes(p);
+      int64_t k = static_cast<int64_t>(big.size());
+      int64_t store = bytes * k + (needed ? 0 : bytes + reads);
+      int64_t recompute = reads * k;
+      if (recompute > store) {
+        for (auto &[r, us] : big)
+          for (Node *u : us)
+            note(p, u, false,
+                 fmt::format("{} is broadcast into a larger consumer; recomputing it there reads "
+                             "{} per kernel, storing it and reading it back costs {} in all",
+                             nodeLabel(p), formatBytes(reads), formatBytes(store)));
+        continue;
+      }
+      bool reuse = !needed;
+      for (auto &[r, us] : big) {
+        Node *c = p;
+        if (!reuse) {
+          c = g_.create(p->kind(), p->operands(), p->matmulAttrs(), p->dtype());
+          cloned = true;
+          for (Node *u : us)
+            for (unsigned i = 0; i < u->numOperands(); ++i)
+              if (u->operand(i).node == p)
+                g_.setOperand(u, i, Operand(c));
+          note(p, r, true,
+               fmt::format("recomputed in the kernel of {}: reading its operands ({}) costs less "
+                           "than storing it and reading it back",
+                           nodeLabel(r), formatBytes(reads)));
+        }
+        reuse = false;
+        root_[c] = r;
+      }
+    }
+    return cloned;
+  }
+
+  // --- 2. producer -> consumer grouping ---------------------------------------------------
+  int find(int i) {
+    while (parent_[i] != i) {
+      parent_[i] = parent_[parent_[i]];
+      i = parent_[i];
+    }
+    return i;
+  }
+
+  int unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a == b)
+      return a;
+    if (deps_[a].size() < deps_[b].size())
+      std::swap(a, b);
+    parent_[b] = a;
+    deps_[a].insert(deps_[a].end(), deps_[b].begin(), deps_[b].end());
+    deps_[b].clear();
+    deps_[b].shrink_to_fit();
+    hasMatmul_[a] = hasMatmul_[a] || hasMatmul_[b];
+    minPos_[a] = std::min(minPos_[a], minPos_[b]);
+    maxPos_[a] = std::max(maxPos_[a], maxPos_[b]);
+    if (!domain_[a])
+      domain_[a] = domain_[b];
+    return a;
+  }
+
+  /// Whether group `to` depends on group `from` through some third group.
+  bool pathThroughOthers(int from, int to, bool &gaveUp) {
+    std::vector<int> stack;
+    std::unordered_set<int> visited;
+    for (int d : deps_[to]) {
+      int x = find(d);
+      if (x != from && x != to && visited.insert(x).second)
+        stack.push_back(x);
+    }
+    size_t budget = 20000;
+    while (!stack.empty()) {
+      int x = stack.back();
+      stack.pop_back();
+      if (maxPos_[x] < minPos_[from])
+        continue;
+      if (--budget == 0) {
+        gaveUp = true;
+        return true;
+      }
+      for (int d : deps_[x]) {
+        int y = find(d);
+        if (y == from)
+          return true;
+        if (y != to && y != x && visited.insert(y).second)
+          stack.push_back(y);
+      }
+    }
+    return false;
+  }
+
+  FusionDecision canMerge(int a, int b) {
+    if (hasMatmul_[a] && hasMatmul_[b])
+      return FusionDecision::forbid("a matmul never fuses into another matmul kernel");
+    if (domain_[a]->shape() != domain_[b]->shape())
+      return FusionDecision::forbid(fmt::format(
+          "their kernels iterate over different shapes ({} vs {})",
+          shapeToString(domain_[b]->shape()), shapeToString(domain_[a]->shape())));
+    bool gaveUp = false;
+    if (pathThroughOthers(a, b, gaveUp) || pathThroughOthers(b, a, gaveUp))
+      return FusionDecision::forbid(
+          gaveUp ? "the kernel graph is too deep to prove that fusing creates no cycle"
+                 : "fusing would create a cycle between kernels (a kernel in between reads "
+                   "one and feeds the other)");
+    return FusionDecision::allow();
+  }
+
+  void group() {
+    const std::vector<Node *> &nodes = g_.nodes();
+    size_t n = nodes.size();
+    parent_.resize(n);
+    deps_.assign(n, {});
+    hasMatmul_.assign(n, false);
+    minPos_.resize(n);
+    maxPos_.resize(n);
+    domain_.assign(n, nullptr);
+    pos_.reserve(n * 2);
+    for (size_t i = 0; i < n; ++i) {
+      parent_[i] = static_cast<int>(i);
+      minPos_[i] = maxPos_[i] = static_cast<int>(i);
+      pos_[nodes[i]] = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < n; ++i)
+      domain_[i] = rootOf(nodes[i]);
+    for (auto &[c, r] : root_)
+      unite(pos_.at(c), pos_.at(r));
+
+    for (size_t i = 0; i < n; ++i) {
+      Node *c = nodes[i];
+      if (c->isInput())
+        continue;
+      llvm::SmallVector<Node *, 2> producers;
+      for (const Operand &o : c->operands())
+        if (o.node && !o.node->isInput() &&
+            std::find(producers.begin(), producers.end(), o.node) == producers.end())
+          producers.push_back(o.node);
+      int me = find(static_cast<int>(i));
+      for (Node *p : producers)
+        deps_[me].push_back(pos_.at(p));
+      if (c->kind() == OpKind::MatMul) {
+        hasMatmul_[me] = true;
+        for (Node *p : producers)
+          reject(p, c,
+                 p->kind() == OpKind::MatMul
+                     ? "a matmul never fuses into another matmul kernel: it reads its operands "
+                       "from memory"
+                     : "a matmul reads its operands from memory, so its producer's kernel "
+                       "stores them");
+        continue;
+      }
+      // Epilogue fusion first: a matmul result's consumer joins the matmul's kernel.
+      std::stable_sort(producers.begin(), producers.end(), [&](Node *x, Node *y) {
+        return hasMatmul_[find(pos_.at(x))] > hasMatmul_[find(pos_.at(y))];
+      });
+      for (Node *p : producers) {
+        int a = find(static_cast<int>(i)), b = find(pos_.at(p));
+        if (a == b)
+          continue;
+        FusionDecision d = FusionDecision::allow();
+        if (hasMatmul_[a] && !hasMatmul_[b])
+          d = FusionDecision::forbid(fmt::format(
+              "{} is already a matmul epilogue, whose other operands are read from memory",
+              nodeLabel(c)));
+        else if (hasMatmul_[b] && domain_[b]->shape() != domain_[a]->shape())
+          d = FusionDecision::forbid(fmt::format(
+              "a matmul epilogue must have the matmul's shape {}, {} is {}",
+              shapeToString(domain_[b]->shape()), nodeLabel(c), shapeToString(c->shape())));
+        else
+          d = canMerge(a, b);
+        if (d)
+          unite(a, b);
+        else
+          reject(p, c, d.explain());
+      }
+    }
+  }
+
+  // --- 3. siblings reading the same tensor -------------------------------------------------
+  void fuseSiblings() {
+    for (Node *t : g_.nodes()) {
+      if (t->type().bytes() == 0 || t->users().size() < 2)
+        continue;
+      int own = t->isInput() ? -1 : find(pos_.at(t));
+      llvm::SmallVector<int, 4> targets;
+      for (Node *u : t->users()) {
+        int r = find(pos_.at(u));
+        if (r == own || hasMatmul_[r])
+          continue;
+        bool merged = false;
+        for (int &tg : targets) {
+          tg = find(tg);
+          if (tg == r) {
+            merged = true;
+            break;
+          }
+          if (domain_[tg]->shape() == domain_[r]->shape() && canMerge(tg, r)) {
+            tg = unite(tg, r);
+            merged = true;
+            break;
+          }
+        }
+        if (!merged && targets.size() < 8)
+          targets.push_back(r);
+      }
+    }
+  }
+
+  // --- 4. kernels in topological order, each contiguous ---------------------------------
+  void emitKernels() {
+    const std::vector<Node *> nodes = g_.nodes();
+    size_t n = nodes.size();
+    std::vector<std::vector<int>> members(n), succ(n);
+    std::vector<int> indeg(n, 0);
+    std::vector<Node *> order;
+    order.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (nodes[i]->isInput()) {
+        order.push_back(nodes[i]);
+        continue;
+      }
+      int r = find(static_cast<int>(i));
+      members[r].push_back(static_cast<int>(i));
+      for (const Operand &o : nodes[i]->operands())
+        if (o.node && !o.node->isInput()) {
+          int pr = find(pos_.at(o.node));
+          if (pr != r) {
+            succ[pr].push_back(r);
+            ++indeg[r];
+          }
+        }
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready; // by first member
+    std::vector<int> repOfFirst(n, -1);
+    size_t groups = 0;
+    for (size_t r = 0; r < n; ++r)
+      if (!members[r].empty()) {
+        ++groups;
+        repOfFirst[members[r].front()] = static_cast<int>(r);
+        if (indeg[r] == 0)
+          ready.push(members[r].front());
+      }
+    size_t emitted = 0;
+    while (!ready.empty()) {
+      int r = repOfFirst[ready.top()];
+      ready.pop();
+      int k = g_.addKernel(fmt::format("k{}", emitted++));
+      for (int m : members[r]) {
+        nodes[m]->setKernel(k);
+        order.push_back(nodes[m]);
+      }
+      for (int s : succ[r])
+        if (--indeg[s] == 0)
+          ready.push(members[s].front());
+    }
+    if (emitted != groups)
+      fail("fuse: internal error: the kernel graph has a cycle");
+    g_.setOrder(std::move(order));
+  }
+
+  void reject(Node *p, Node *c, std::string reason) {
+    if (p->kind() == OpKind::MatMul) {
+      size_t consumers = 0;
+      llvm::SmallVector<Node *, 4> seen;
+      for (Node *u : p->users())
+        if (std::find(seen.begin(), seen.end(), u) == seen.end()) {
+          seen.push_back(u);
+          ++consumers;
+        }
+      if (consumers > 1)
+        reason = fmt::format("matmul result has {} consumers: recomputing is impossible, "
+                             "storing it costs {}; {}",
+                             consumers, formatBytes(p->type().bytes()), reason);
+    }
+    note(p, c, false, std::move(reason));
+  }
+
+  void note(Node *p, Node *c, bool fused, std::string reason) {
+    if (log_)
+      log_->edges.push_back({nodeLabel(p), nodeLabel(c), fused, std::move(reason)});
+  }
+
+  Graph &g_;
+  FusionLog *log_;
+  std::unordered_set<const Node *> outputs_;
+  std::unordered_map<Node *, Node *> root_; // recomputed node -> the consumer it lives with
+  std::unordered_map<const Node *, int> pos_;
+  std::vector<int> parent_;
+  std::vector<std::vector<int>> deps_;
+  std::vector<bool> hasMatmul_;
+  std::vector<int> minPos_, maxPos_;
+  std::vector<Node *> domain_; // a node whose shape is the group's iteration shape
+};
+
+} // namespace
+
+bool fuseGraph(Graph &g, FusionLog *log) {
+  Fuser(g, log).run();
+  return !g.kernelNames().empty();
+}
+
+bool FusionPass::run(Graph &g) { return fuseGraph(g, ctx_.fusionLog); }
+
+} // namespace kfuse

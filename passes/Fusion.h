@@ -1,0 +1,49 @@
+#pragma once
+/// Kernel fusion: groups the ops of a graph into kernels (Graph::addKernel / Node::setKernel)
+/// and reorders the graph so each kernel's nodes are contiguous, kernels in topological order.
+///
+/// Rules, in the order the pass applies them:
+///  1. Broadcast producers: an elementwise value read by a larger elementwise consumer is
+///     recomputed inside the consumer's kernel (its node cloned) when that moves fewer bytes
+///     than storing it and reading it back; otherwise it is stored.
+///  2. Producer -> consumer: an elementwise consumer joins its producer's kernel when both
+///     have the same shape; a matmul takes an elementwise chain on its result as epilogue
+///     (the epilogue's other operands are read from memory: bias, residual, scale); a matmul
+///     never joins another kernel and a kernel holds at most one matmul.
+///  3. Siblings: kernels of the same shape that read the same tensor merge into one
+///     multi-output kernel, which reads it once.
+///  Never: a cycle between kernels; graph outputs are always written by their kernel.
+/// Every producer -> consumer edge left unfused is logged with its reason.
+#include "ir/Graph.h"
+#include "passes/FusionDecision.h"
+
+#include <string>
+#include <vector>
+
+namespace kfuse {
+
+/// One producer -> consumer edge (or a recompute) and what fusion did with it.
+struct FusionEdge {
+  std::string producer; ///< "%name" or "kind#id"
+  std::string consumer;
+  bool fused = false;
+  std::string reason;
+};
+
+struct FusionLog {
+  std::vector<FusionEdge> edges; ///< every edge not fused, and each recompute, with its reason
+  void clear() { edges.clear(); }
+  /// One line per edge: "%a -> %b: not fused: REASON".
+  std::string str() const;
+  /// [{"producer": "%a", "consumer": "%b", "fused": false, "reason": "..."}, ...]
+  std::string json() const;
+};
+
+/// Groups `g` into kernels k0, k1, ... in program order; clears previous kernels first.
+/// Returns true (a fused graph always has kernels). Decisions go to `log` when given.
+bool fuseGraph(Graph &g, FusionLog *log = nullptr);
+
+/// "%name" for a named node, "kind#id" otherwise: how decisions name nodes.
+std::string nodeLabel(const Node *n);
+
+} // namespace kfuse

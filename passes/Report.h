@@ -1,0 +1,35 @@
+#pragma once
+/// The traffic report behind `kfuse report`: the graph as written, every op its own kernel,
+/// against the graph after the -O2 pipeline (simplify, cse, dce, fuse), on one device.
+/// A library function returning text or JSON so tests can read the numbers the user sees.
+#include "ir/Graph.h"
+#include "passes/Device.h"
+#include "passes/Fusion.h"
+#include "passes/Traffic.h"
+
+#include <memory>
+#include <string>
+
+namespace kfuse {
+
+struct TrafficReport {
+  std::string graphName;
+  Device device;
+  TrafficPlan unfused;
+  TrafficPlan fused;
+  FusionLog decisions;
+  std::unique_ptr<Graph> fusedGraph;
+  /// Bytes saved by fusion, as a fraction of the unfused bytes.
+  double byteSaving() const {
+    return unfused.bytes() ? 1.0 - double(fused.bytes()) / double(unfused.bytes()) : 0.0;
+  }
+};
+
+/// Runs the -O2 pipeline on a copy of `g` (which is left as it is) and models both plans.
+TrafficReport buildReport(const Graph &g, const Device &d);
+/// The human-readable table: per fused kernel, then totals, launches and the saving.
+std::string formatReport(const TrafficReport &r);
+/// The same as one JSON object.
+std::string reportJson(const TrafficReport &r);
+
+} // namespace kfuse

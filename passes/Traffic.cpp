@@ -1,0 +1,157 @@
+#include "passes/Traffic.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <unordered_map>
+
+namespace kfuse {
+
+double nodeFlops(const Node *n) {
+  if (n->isInput())
+    return 0;
+  double out = static_cast<double>(n->type().numElements());
+  if (n->kind() != OpKind::MatMul)
+    return out;
+  const Shape &a = n->operand(0).node->shape();
+  double k = static_cast<double>(n->matmulAttrs().transA ? a[a.size() - 2] : a[a.size() - 1]);
+  return 2.0 * out * k;
+}
+
+static void finish(KernelTraffic &k, const Device &d) {
+  double tMem = double(k.bytes()) / d.bytesPerSecond, tFlop = k.flops / d.flopsPerSecond;
+  k.seconds = std::max(tMem, tFlop);
+  k.computeBound = k.intensity() > d.ridge();
+}
+
+static void total(TrafficPlan &p) {
+  for (const KernelTraffic &k : p.kernels) {
+    p.bytesRead += k.bytesRead;
+    p.bytesWritten += k.bytesWritten;
+    p.flops += k.flops;
+    p.seconds += k.seconds;
+  }
+}
+
+TrafficPlan unfusedTraffic(const Graph &g, const Device &d) {
+  TrafficPlan p;
+  size_t i = 0;
+  for (const Node *n : g.nodes()) {
+    if (n->isInput())
+      continue;
+    KernelTraffic k;
+    k.name = fmt::format("op{}", i++);
+    k.ops = 1;
+    k.hasMatmul = n->kind() == OpKind::MatMul;
+    llvm::SmallVector<const Node *, 2> seen;
+    for (const Operand &o : n->operands())
+      if (o.node && std::find(seen.begin(), seen.end(), o.node) == seen.end()) {
+        seen.push_back(o.node);
+        k.bytesRead += o.node->type().bytes();
+      }
+    k.bytesWritten = n->type().bytes();
+    k.flops = nodeFlops(n);
+    finish(k, d);
+    p.kernels.push_back(std::move(k));
+  }
+  total(p);
+  return p;
+}
+
+TrafficPlan fusedTraffic(const Graph &g, const Device &d) {
+  TrafficPlan p;
+  // Kernel index per node: its region, or a fresh one for a node outside every region.
+  std::unordered_map<const Node *, size_t> kernelOf;
+  kernelOf.reserve(g.numNodes() * 2);
+  std::vector<int> regionSlot(g.kernelNames().size(), -1);
+  for (const Node *n : g.nodes()) {
+    if (n->isInput())
+      continue;
+    size_t slot;
+    if (n->kernel() >= 0 && regionSlot[n->kernel()] >= 0) {
+      slot = regionSlot[n->kernel()];
+    } else {
+      slot = p.kernels.size();
+      KernelTraffic k;
+      k.name = n->kernel() >= 0 ? g.kernelNames()[n->kernel()]
+                                : fmt::format("{}#{}", opName(n->kind()), n->id());
+      if (n->kernel() >= 0)
+        regionSlot[n->kernel()] = static_cast<int>(slot);
+      p.kernels.push_back(std::move(k));
+    }
+    kernelOf[n] = slot;
+    KernelTraffic &k = p.kernels[slot];
+    ++k.ops;
+    k.hasMatmul |= n->kind() == OpKind::MatMul;
+    k.flops += nodeFlops(n);
+  }
+  // Reads: each external tensor once per kernel. Writes: each value leaving its kernel.
+  std::vector<std::vector<const Node *>> readsOf(p.kernels.size());
+  for (const Node *n : g.nodes()) {
+    if (n->isInput())
+      continue;
+    size_t k = kernelOf[n];
+    for (const Operand &o : n->operands()) {
+      if (!o.node)
+        continue;
+      auto it = kernelOf.find(o.node);
+      if (it != kernelOf.end() && it->second == k)
+        continue;
+      readsOf[k].push_back(o.node);
+    }
+  }
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    auto &r = readsOf[k];
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    for (const Node *t : r)
+      p.kernels[k].bytesRead += t->type().bytes();
+  }
+  std::vector<const Node *> outs(g.outputs().begin(), g.outputs().end());
+  std::sort(outs.begin(), outs.end());
+  for (const Node *n : g.nodes()) {
+    if (n->isInput())
+      continue;
+    size_t k = kernelOf[n];
+    bool leaves = std::binary_search(outs.begin(), outs.end(), n);
+    for (const Node *u : n->users())
+      if (kernelOf[u] != k)
+        leaves = true;
+    if (leaves)
+      p.kernels[k].bytesWritten += n->type().bytes();
+  }
+  for (KernelTraffic &k : p.kernels)
+    finish(k, d);
+  total(p);
+  return p;
+}
+
+static std::string scaled(double v, const char *const units[], int n, const char *fmtSpec) {
+  int i = 0;
+  while (i + 1 < n && std::abs(v) >= 1000.0) {
+    v /= 1000.0;
+    ++i;
+  }
+  return fmt::format(fmt::runtime(fmtSpec), v, units[i]);
+}
+
+std::string formatBytes(double b) {
+  static const char *const u[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  return scaled(b, u, 6, "{:.3g} {}");
+}
+
+std::string formatFlops(double f) {
+  static const char *const u[] = {"FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+  return scaled(f, u, 6, "{:.4g} {}");
+}
+
+std::string formatSeconds(double s) {
+  if (s >= 1.0)
+    return fmt::format("{:.3g} s", s);
+  if (s >= 1e-3)
+    return fmt::format("{:.3g} ms", s * 1e3);
+  if (s >= 1e-6)
+    return fmt::format("{:.3g} us", s * 1e6);
+  return fmt::format("{:.3g} ns", s * 1e9);
+}
+
+} // namespace kfuse

@@ -1,0 +1,51 @@
+#pragma once
+/// The traffic model: bytes each kernel moves and FLOPs it does, and the time a device
+/// would need at peak, max(bytes / bandwidth, flops / rate).
+///  - unfused plan: every op is its own kernel, reads each distinct operand tensor in full
+///    (a broadcast operand counts its own size) and writes its result;
+///  - fused plan: every kernel region reads each external tensor once and writes each value
+///    that leaves it (read by another kernel, or a graph output).
+/// FLOPs: elementwise ops 1 per output element, matmul 2*M*N*K*batch.
+#include "ir/Graph.h"
+#include "passes/Device.h"
+
+#include <string>
+#include <vector>
+
+namespace kfuse {
+
+struct KernelTraffic {
+  std::string name;
+  size_t ops = 0;
+  bool hasMatmul = false;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  double flops = 0;
+  double seconds = 0;     ///< predicted on the plan's device
+  bool computeBound = false;
+  int64_t bytes() const { return bytesRead + bytesWritten; }
+  double intensity() const { return bytes() ? flops / double(bytes()) : 0.0; }
+};
+
+struct TrafficPlan {
+  std::vector<KernelTraffic> kernels;
+  int64_t bytesRead = 0, bytesWritten = 0;
+  double flops = 0, seconds = 0;
+  size_t launches() const { return kernels.size(); }
+  int64_t bytes() const { return bytesRead + bytesWritten; }
+};
+
+double nodeFlops(const Node *n);
+/// Every non-input op its own kernel (ignores kernel regions).
+TrafficPlan unfusedTraffic(const Graph &g, const Device &d);
+/// By kernel regions; a node outside every region counts as a kernel of one.
+TrafficPlan fusedTraffic(const Graph &g, const Device &d);
+
+/// "16 GB", "33.6 MB", "512 B": decimal units, 3 significant digits.
+std::string formatBytes(double bytes);
+/// "4.78 ms", "69.4 us".
+std::string formatSeconds(double s);
+/// "137.4 GFLOP".
+std::string formatFlops(double f);
+
+} // namespace kfuse
