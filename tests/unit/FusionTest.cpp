@@ -1,0 +1,249 @@
+// Fusion: chains, epilogues, siblings, diamonds, broadcast producers, cycles, outputs.
+// Every test checks the kernel each node lands in and ends by verifying the graph.
+#include "ir/Builder.h"
+#include "ir/Verifier.h"
+#include "passes/Fusion.h"
+#include "passes/PassManager.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+
+using namespace kfuse;
+
+static FusionLog fuse(Graph &g) {
+  FusionLog log;
+  CHECK(fuseGraph(g, &log));
+  verify(g);
+  for (const Node *n : g.nodes())
+    CHECK((n->isInput() ? n->kernel() == -1 : n->kernel() >= 0));
+  return log;
+}
+
+static bool hasReason(const FusionLog &log, const std::string &part) {
+  for (const FusionEdge &e : log.edges)
+    if (e.reason.find(part) != std::string::npos)
+      return true;
+  return false;
+}
+
+TEST_CASE("an elementwise chain is one kernel", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {1024});
+  auto y = exp(relu(x * 2.0) + 1.0);
+  g.output(y);
+  auto log = fuse(g);
+  CHECK(g.kernelNames().size() == 1);
+  CHECK(g.kernelNames()[0] == "k0");
+  CHECK(log.edges.empty());
+}
+
+TEST_CASE("matmul + bias + relu: the epilogue joins the matmul kernel", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", bf16, {64, 128});
+  auto w = g.input("w", bf16, {256, 128});
+  auto b = g.input("b", bf16, {256});
+  auto pre = x * 0.5; // computed operand: read from memory by the matmul
+  auto h = matmul(pre, w, {.transB = true});
+  auto y = relu(h + b);
+  g.output(y);
+  auto log = fuse(g);
+  REQUIRE(g.kernelNames().size() == 2);
+  CHECK(h->kernel() == y->kernel());
+  CHECK(pre->kernel() != h->kernel());
+  CHECK(pre->kernel() == 0);
+  CHECK(hasReason(log, "a matmul reads its operands from memory"));
+}
+
+TEST_CASE("a matmul never fuses into another matmul kernel", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {32, 32});
+  auto w1 = g.input("w1", f32, {32, 32});
+  auto w2 = g.input("w2", f32, {32, 32});
+  auto h1 = matmul(x, w1);
+  auto a = relu(h1);
+  auto h2 = matmul(a, w2);
+  auto s = h2 + h1; // both matmul results: joins one of them only
+  g.output(s);
+  auto log = fuse(g);
+  CHECK(h1->kernel() == a->kernel());
+  CHECK(h2->kernel() != h1->kernel());
+  CHECK(s->kernel() == h2->kernel());
+  CHECK(hasReason(log, "a matmul never fuses into another matmul kernel"));
+  CHECK(hasReason(log, "matmul result has 2 consumers: recomputing is impossible, storing it "
+                       "costs 4.1 KB"));
+}
+
+TEST_CASE("multi-consumer matmul result: both epilogues in one kernel", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {16, 16});
+  auto w = g.input("w", f32, {16, 16});
+  auto h = matmul(x, w);
+  g.output(relu(h));
+  g.output(h * 2.0);
+  fuse(g);
+  CHECK(g.kernelNames().size() == 1);
+}
+
+TEST_CASE("the cycle case: a -> matmul -> c with a and c fusable", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {32, 32});
+  auto w = g.input("w", f32, {32, 32});
+  auto a = exp(x);
+  auto b = matmul(a, w);
+  auto c = a + b; // c joins the matmul's epilogue; a stays apart (a -> b -> c)
+  auto d = relu(a);
+  g.output(c);
+  g.output(d);
+  fuse(g);
+  CHECK(a->kernel() != b->kernel());
+  CHECK(c->kernel() == b->kernel());
+  CHECK(d->kernel() == a->kernel());
+
+  // Elementwise only: a -> (kernel in between) -> c. m is in its own kernel because it is
+  // a matmul; c must not join a's kernel although they have the same shape.
+  Graph h;
+  auto y = h.input("y", f32, {8, 8});
+  auto v = h.input("v", f32, {8, 8});
+  auto p = y * 2.0;
+  auto q = matmul(p, v);
+  auto r = relu(q) + 1.0;
+  auto s = p * r;
+  h.output(s);
+  auto log = fuse(h);
+  CHECK(p->kernel() != q->kernel());
+  CHECK(s->kernel() == q->kernel());
+  CHECK(s->kernel() != p->kernel());
+  CHECK(hasReason(log, "epilogue"));
+}
+
+TEST_CASE("cycle through an elementwise kernel of another shape", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {4, 8});
+  auto a = x * 2.0;                       // [4, 8]
+  auto t = matmul(a, g.input("w", f32, {8, 4})); // [4, 4]
+  auto u = matmul(t, g.input("w2", f32, {4, 8})); // [4, 8]
+  auto c = a + u;
+  g.output(c);
+  fuse(g);
+  CHECK(c->kernel() == u->kernel());
+  CHECK(a->kernel() != c->kernel());
+}
+
+TEST_CASE("diamonds fuse into one kernel", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {256});
+  auto a = exp(x);
+  auto l = a * 2.0, r = relu(a);
+  g.output(l + r);
+  auto log = fuse(g);
+  CHECK(g.kernelNames().size() == 1);
+  CHECK(log.edges.empty());
+}
+
+TEST_CASE("a value that is an output and consumed is written by its kernel", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {256});
+  auto a = exp(x);
+  auto b = a + 1.0;
+  g.output(a);
+  g.output(b);
+  fuse(g);
+  CHECK(g.kernelNames().size() == 1);
+  CHECK(a->kernel() == b->kernel());
+  CHECK(g.outputs()[0] == a.node());
+}
+
+TEST_CASE("siblings reading the same input share a kernel", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {1024});
+  g.output(exp(x));
+  g.output(relu(x));
+  fuse(g);
+  CHECK(g.kernelNames().size() == 1);
+}
+
+TEST_CASE("broadcast producers: recomputed when cheap, one-use ones moved", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {64, 1024});
+  auto b = g.input("b", f32, {1024});
+  auto sb = exp(b);           // [1024], read by two larger consumers in different kernels
+  auto y1 = x + sb;
+  auto m = matmul(y1, g.input("w", f32, {1024, 1024}));
+  auto y2 = m * sb;
+  g.output(y2);
+  auto log = fuse(g);
+  // sb is recomputed in y1's kernel and in the matmul epilogue's kernel.
+  CHECK(g.kernelNames().size() == 2);
+  CHECK(y1->kernel() != m->kernel());
+  CHECK(y2->kernel() == m->kernel());
+  size_t exps = 0;
+  for (const Node *n : g.nodes())
+    exps += n->kind() == OpKind::Exp;
+  CHECK(exps == 2);
+  CHECK(hasReason(log, "recomputed"));
+}
+
+TEST_CASE("a broadcast producer that is an output is stored and also recomputed", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {64, 1024});
+  auto b = g.input("b", f32, {1024});
+  auto sb = relu(b);
+  g.output(sb);
+  g.output(x * sb);
+  fuse(g);
+  CHECK(g.outputs()[0] == sb.node());
+  CHECK(g.outputs()[0]->kernel() >= 0);
+  verify(g);
+}
+
+TEST_CASE("fuse is deterministic and kernels are named in program order", "[fusion]") {
+  Graph g;
+  auto x = g.input("x", f32, {8, 8});
+  auto h = matmul(exp(x), x);
+  g.output(relu(h));
+  fuse(g);
+  REQUIRE(g.kernelNames().size() == 2);
+  int last = -1;
+  for (const Node *n : g.nodes())
+    if (n->kernel() >= 0) {
+      CHECK(n->kernel() >= last);
+      last = n->kernel();
+    }
+  CHECK(g.kernelNames()[1] == "k1");
+  // Running fuse again regroups from scratch.
+  fuse(g);
+  CHECK(g.kernelNames().size() == 2);
+}
+
+TEST_CASE("FusionLog prints and serialises as JSON", "[fusion]") {
+  FusionLog log;
+  log.edges.push_back({"%a", "%b", false, "say \"why\""});
+  CHECK(log.str() == "%a -> %b: not fused: say \"why\"\n");
+  CHECK(log.json() ==
+        "[{\"producer\": \"%a\", \"consumer\": \"%b\", \"fused\": false, \"reason\": \"say "
+        "\\\"why\\\"\"}]");
+  CHECK(!FusionDecision::forbid("no").canFuse());
+  CHECK(FusionDecision::forbid("no").explain() == "no");
+  CHECK(FusionDecision::allow().explain() == "fusible");
+}
+
+TEST_CASE("fuse is near-linear: 10^6 ops in seconds", "[fusion][perf]") {
+  Graph g;
+  auto x = g.input("x", f32, {16, 16});
+  auto w = g.input("w", f32, {16, 16});
+  Value v = x;
+  for (int i = 0; i < 100000; ++i) {
+    Value a = exp(v), b = relu(v);
+    for (int j = 0; j < 3; ++j)
+      a = a * b + 1.0;
+    v = (i % 10 == 9) ? Value(matmul(a, w)) : a;
+  }
+  g.output(v);
+  REQUIRE(g.numNodes() > 800000);
+  auto t0 = std::chrono::steady_clock::now();
+  fuseGraph(g);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(s < 10.0);
+  verify(g);
+  CHECK(g.kernelNames().size() == 10000 + 1);
+}

@@ -1,0 +1,121 @@
+// The traffic model and the report, checked against the seed's worked numbers, read from
+// the report itself (its plans, its text and its JSON).
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "ir/Verifier.h"
+#include "passes/Report.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kfuse;
+
+static bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST_CASE("seed: x*2*3 on 1e9 f32 moves 16 GB unfused, 8 GB fused", "[traffic]") {
+  Graph g("seed_mul");
+  auto x = g.input("x", f32, {1000000000});
+  g.output(x * 2.0 * 3.0);
+  TrafficReport r = buildReport(g, parseDevice("h100"));
+  CHECK(r.unfused.bytes() == 16000000000);
+  CHECK(r.fused.bytes() == 8000000000);
+  CHECK(r.unfused.launches() == 2);
+  CHECK(r.fused.launches() == 1);
+  CHECK(r.unfused.seconds * 1e3 == Approx(4.776).epsilon(1e-3));
+  CHECK(r.fused.seconds * 1e3 == Approx(2.388).epsilon(1e-3));
+  std::string text = formatReport(r);
+  CHECK(contains(text, "16 GB moved"));
+  CHECK(contains(text, "8 GB moved"));
+  CHECK(contains(text, "4.78 ms"));
+  CHECK(contains(text, "2.39 ms"));
+  CHECK(contains(text, "ridge 591 FLOP/B"));
+  CHECK(contains(text, "50.0%"));
+  std::string json = reportJson(r);
+  CHECK(contains(json, "\"bytes\": 16000000000"));
+  CHECK(contains(json, "\"bytes\": 8000000000"));
+  verify(g);
+  verify(*r.fusedGraph);
+}
+
+TEST_CASE("seed: matmul + bias + relu moves 5O on the result unfused, O fused", "[traffic]") {
+  const int64_t M = 512, N = 1024, K = 256;
+  Graph g("mm_bias_relu");
+  auto x = g.input("x", bf16, {M, K});
+  auto w = g.input("w", bf16, {N, K});
+  auto b = g.input("b", bf16, {N});
+  g.output(relu(matmul(x, w, {.transB = true}) + b));
+  TrafficReport r = buildReport(g, parseDevice("h100"));
+  const int64_t O = M * N * 2, operands = (M * K + N * K + N) * 2;
+  CHECK(r.unfused.bytes() - operands == 5 * O);
+  CHECK(r.fused.bytes() - operands == O);
+  CHECK(r.fused.launches() == 1);
+  CHECK(r.unfused.launches() == 3);
+  verify(*r.fusedGraph);
+}
+
+TEST_CASE("seed: a 4096^3 GEMM is 137.4 GFLOP, 0.07 ms at 1979 TFLOP/s", "[traffic]") {
+  Graph g("gemm");
+  auto a = g.input("a", bf16, {4096, 4096});
+  auto b = g.input("b", bf16, {4096, 4096});
+  g.output(matmul(a, b));
+  TrafficReport r = buildReport(g, parseDevice("h100"));
+  REQUIRE(r.fused.kernels.size() == 1);
+  const KernelTraffic &k = r.fused.kernels[0];
+  CHECK(k.flops == Approx(137.4e9).epsilon(1e-3));
+  CHECK(k.computeBound);
+  CHECK(k.seconds * 1e3 == Approx(0.0694).epsilon(1e-2));
+  CHECK(contains(formatReport(r), "137.4 GFLOP"));
+  CHECK(contains(formatReport(r), "compute"));
+  verify(*r.fusedGraph);
+}
+
+TEST_CASE("seed: decode GEMM M=1 N=K=4096 is memory-bound at ~1 FLOP/B", "[traffic]") {
+  Graph g("decode");
+  auto x = g.input("x", bf16, {1, 4096});
+  auto w = g.input("w", bf16, {4096, 4096});
+  g.output(matmul(x, w, {.transB = true}));
+  Device h100 = parseDevice("h100");
+  TrafficReport r = buildReport(g, h100);
+  const KernelTraffic &k = r.fused.kernels.at(0);
+  CHECK(k.flops == Approx(33.55e6).epsilon(1e-3));
+  CHECK(w->type().numElements() == 16777216);
+  CHECK(k.intensity() == Approx(1.0).epsilon(1e-2));
+  CHECK(h100.ridge() == Approx(591).epsilon(1e-3));
+  CHECK(!k.computeBound);
+  CHECK(contains(formatReport(r), "memory"));
+  verify(*r.fusedGraph);
+}
+
+TEST_CASE("devices: h100, h200 and NAME:BW:TFLOPs", "[traffic]") {
+  Device h200 = parseDevice("h200");
+  CHECK(h200.bytesPerSecond == 4.19e12);
+  CHECK(h200.flopsPerSecond == 790e12);
+  Device u = parseDevice("a100:2.0:312");
+  CHECK(u.name == "a100");
+  CHECK(u.bytesPerSecond == 2.0e12);
+  CHECK(u.ridge() == Approx(156));
+  REQUIRE_THROWS_WITH(parseDevice("b300"), Catch::Contains("NAME:BW_TBps:TFLOPs"));
+  REQUIRE_THROWS_AS(parseDevice("x:0:1"), Error);
+  REQUIRE_THROWS_AS(parseDevice("x:1:"), Error);
+}
+
+TEST_CASE("a broadcast operand counts its own size; fused kernels read externals once",
+          "[traffic]") {
+  Graph g;
+  auto x = g.input("x", f32, {100, 10});
+  auto b = g.input("b", f32, {10});
+  auto y = x + b;
+  auto z = y * x;
+  g.output(z);
+  Device d = parseDevice("h100");
+  TrafficPlan u = unfusedTraffic(g, d);
+  CHECK(u.kernels[0].bytesRead == 4000 + 40);
+  CHECK(u.kernels[1].bytesRead == 8000);
+  CHECK(u.bytes() == 4040 + 4000 + 8000 + 4000);
+  TrafficReport r = buildReport(g, d);
+  CHECK(r.fused.bytes() == 4040 + 4000);
+  CHECK(formatBytes(33554432) == "33.6 MB");
+  CHECK(formatSeconds(2.388e-3) == "2.39 ms");
+  verify(g);
+}
