@@ -416,8 +416,19 @@ private:
 } // namespace
 
 bool fuseGraph(Graph &g, FusionLog *log) {
+  std::vector<Node *> before = g.nodes();
+  std::vector<int> kernels;
+  kernels.reserve(before.size());
+  for (const Node *n : before)
+    kernels.push_back(n->kernel());
+  size_t numKernels = g.kernelNames().size();
   Fuser(g, log).run();
-  return !g.kernelNames().empty();
+  if (g.nodes() != before || g.kernelNames().size() != numKernels)
+    return true;
+  for (size_t i = 0; i < before.size(); ++i)
+    if (before[i]->kernel() != kernels[i])
+      return true;
+  return false;
 }
 
 bool FusionPass::run(Graph &g) { return fuseGraph(g, ctx_.fusionLog); }

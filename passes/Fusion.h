@@ -40,7 +40,8 @@ struct FusionLog {
 };
 
 /// Groups `g` into kernels k0, k1, ... in program order; clears previous kernels first.
-/// Returns true (a fused graph always has kernels). Decisions go to `log` when given.
+/// Returns whether the graph changed (false when it already had exactly these kernels).
+/// Decisions go to `log` when given.
 bool fuseGraph(Graph &g, FusionLog *log = nullptr);
 
 /// "%name" for a named node, "kind#id" otherwise: how decisions name nodes.

@@ -4,6 +4,7 @@
 /// each pass, time each pass. Printing goes through a callback so this stage does not
 /// depend on the printer's file (tools pass ir/Printer.h's printGraph).
 #include "ir/Graph.h"
+#include "passes/Fusion.h"
 #include "passes/Pass.h"
 
 #include <functional>
@@ -13,7 +14,6 @@
 
 namespace kfuse {
 
-struct FusionLog;
 
 /// The names of every pass, in Passes.def order.
 std::vector<std::string> knownPasses();
