@@ -1,0 +1,533 @@
+#include "ir/Parser.h"
+
+#include "ir/Lexer.h"
+#include "ir/Verifier.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/StringRef.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kfuse {
+
+namespace {
+
+/// Offset of the first NUL byte or invalid UTF-8 sequence, with the reason.
+std::optional<std::pair<size_t, const char *>> findNonText(std::string_view s) {
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0)
+      return std::pair{i, "a NUL byte"};
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return std::pair{i, "invalid UTF-8"};
+    }
+    if (i + len > n)
+      return std::pair{i, "invalid UTF-8"};
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80)
+        return std::pair{i, "invalid UTF-8"};
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return std::pair{i, "invalid UTF-8"};
+    i += len;
+  }
+  return std::nullopt;
+}
+
+std::string describe(const Token &t) {
+  switch (t.kind) {
+  case TokKind::Name:
+    return fmt::format("'%{}'", t.text);
+  case TokKind::Word:
+  case TokKind::Number:
+  case TokKind::Invalid:
+  case TokKind::Equal:
+  case TokKind::Comma:
+  case TokKind::LBracket:
+  case TokKind::RBracket:
+  case TokKind::LBrace:
+  case TokKind::RBrace:
+    return fmt::format("'{}'", t.text);
+  case TokKind::Newline:
+  case TokKind::Eof:
+    break;
+  }
+  return tokKindName(t.kind);
+}
+
+bool isLineEnd(const Token &t) { return t.kind == TokKind::Newline || t.kind == TokKind::Eof; }
+
+enum class Attr { TransA, TransB, To };
+
+std::optional<Attr> parseAttrName(std::string_view s) {
+  if (s == "trans_a")
+    return Attr::TransA;
+  if (s == "trans_b")
+    return Attr::TransB;
+  if (s == "to")
+    return Attr::To;
+  return std::nullopt;
+}
+
+/// Parses one file's text. Each graph is a flat loop over statements; kernel regions are a
+/// state of that loop, not a nested call, so nothing recurses.
+class Parser {
+public:
+  Parser(std::string_view text, std::string_view file) : text_(text), file_(file), lex_(text) {}
+
+  std::vector<std::unique_ptr<Graph>> run() {
+    if (auto bad = findNonText(text_))
+      error(bad->first, fmt::format("file is not text ({})", bad->second), false);
+    advance();
+    std::vector<std::unique_ptr<Graph>> graphs;
+    std::unordered_map<std::string_view, unsigned> graphLines;
+    for (;;) {
+      skipNewlines();
+      if (tok_.kind == TokKind::Eof)
+        break;
+      if (tok_.kind != TokKind::Word || tok_.text != "graph")
+        error(tok_, fmt::format("expected 'graph', got {}", describe(tok_)));
+      graphs.push_back(parseGraph(graphLines));
+    }
+    if (graphs.empty())
+      error(0, "no graph in file");
+    return graphs;
+  }
+
+private:
+  struct Def {
+    Node *node;
+    unsigned line;
+  };
+
+  [[noreturn]] void error(const Token &t, const std::string &msg) { error(t.loc.offset, msg); }
+
+  [[noreturn]] void error(size_t offset, const std::string &msg, bool showLine = true) {
+    offset = std::min(offset, text_.size());
+    size_t lineStart = 0;
+    if (offset > 0) {
+      size_t nl = text_.rfind('\n', offset - 1);
+      lineStart = nl == std::string_view::npos ? 0 : nl + 1;
+    }
+    unsigned line = 1 + static_cast<unsigned>(std::count(text_.begin(), text_.begin() + lineStart, '\n'));
+    size_t lineEnd = text_.find('\n', lineStart);
+    if (lineEnd == std::string_view::npos)
+      lineEnd = text_.size();
+    std::string_view lineText = text_.substr(lineStart, lineEnd - lineStart);
+    if (!lineText.empty() && lineText.back() == '\r')
+      lineText.remove_suffix(1);
+    unsigned column = 1;
+    std::string caret;
+    for (size_t i = lineStart; i < offset; ++i) {
+      unsigned char c = static_cast<unsigned char>(text_[i]);
+      if ((c & 0xC0) == 0x80)
+        continue; // a UTF-8 continuation byte: same character
+      ++column;
+      caret += c == '\t' ? '\t' : ' ';
+    }
+    std::string diag = fmt::format("{}:{}:{}: error: {}", file_, line, column, msg);
+    bool blank = lineText.find_first_not_of(" \t") == std::string_view::npos;
+    if (showLine && !blank)
+      diag += fmt::format("\n{}\n{}^", lineText, caret);
+    throw ParseError(diag, std::string(file_), line, column, msg);
+  }
+
+  void advance() {
+    if (hasPeek_) {
+      tok_ = peek_;
+      hasPeek_ = false;
+    } else {
+      tok_ = lex_.next();
+    }
+  }
+  const Token &peek() {
+    if (!hasPeek_) {
+      peek_ = lex_.next();
+      hasPeek_ = true;
+    }
+    return peek_;
+  }
+  void skipNewlines() {
+    while (tok_.kind == TokKind::Newline)
+      advance();
+  }
+  bool isWord(std::string_view w) const { return tok_.kind == TokKind::Word && tok_.text == w; }
+  void expect(TokKind k, std::string_view what) {
+    if (tok_.kind != k)
+      error(tok_, fmt::format("expected {}, got {}", what, describe(tok_)));
+    advance();
+  }
+  void expectLineEnd(std::string_view after) {
+    if (tok_.kind == TokKind::Newline)
+      advance();
+    else if (tok_.kind != TokKind::Eof)
+      error(tok_, fmt::format("expected end of line after {}, got {}", after, describe(tok_)));
+  }
+
+  std::unique_ptr<Graph> parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines);
+  void parseDefinition(Graph &g, int kernel);
+  void parseOutput(Graph &g);
+  double parseLiteral(const Token &t);
+  int64_t parseDim(const Token &t);
+
+  std::string_view text_, file_;
+  Lexer lex_;
+  Token tok_, peek_;
+  bool hasPeek_ = false;
+  llvm::DenseMap<llvm::StringRef, Def> defs_; // names of the graph being parsed
+};
+
+std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
+  Token kw = tok_;
+  advance();
+  if (tok_.kind != TokKind::Word)
+    error(tok_, fmt::format("expected a graph name after 'graph', got {}", describe(tok_)));
+  Token nameTok = tok_;
+  auto [it, fresh] = graphLines.emplace(nameTok.text, nameTok.loc.line);
+  if (!fresh)
+    error(nameTok, fmt::format("graph '{}' is defined twice (first at line {})", nameTok.text,
+                               it->second));
+  advance();
+  expect(TokKind::LBrace, fmt::format("'{{' after 'graph {}'", nameTok.text));
+  expectLineEnd("'{'");
+
+  auto g = std::make_unique<Graph>(std::string(nameTok.text));
+  defs_.clear();
+  std::unordered_map<std::string_view, unsigned> kernelLines;
+  int kernel = -1;
+  Token kernelTok;
+  size_t kernelStartNodes = 0;
+  bool sawOutput = false;
+  for (;;) {
+    skipNewlines();
+    if (tok_.kind == TokKind::Eof) {
+      if (kernel >= 0)
+        error(tok_, fmt::format("expected '}}' to close kernel '{}' (opened at line {})",
+                                kernelTok.text, kernelTok.loc.line));
+      error(tok_, fmt::format("expected '}}' to close graph '{}' (opened at line {})",
+                              nameTok.text, kw.loc.line));
+    }
+    if (tok_.kind == TokKind::RBrace && kernel >= 0) {
+      if (g->numNodes() == kernelStartNodes)
+        error(kernelTok, fmt::format("kernel '{}' is empty", kernelTok.text));
+      kernel = -1;
+      advance();
+      expectLineEnd("'}'");
+      continue;
+    }
+    if (tok_.kind == TokKind::RBrace) {
+      if (!sawOutput)
+        error(tok_, fmt::format("graph '{}' has no 'output' statement before its '}}'",
+                                nameTok.text));
+      advance();
+      expectLineEnd("'}'");
+      break;
+    }
+    if (sawOutput)
+      error(tok_, fmt::format("'output' must be the last statement of graph '{}'; expected "
+                              "'}}', got {}",
+                              nameTok.text, describe(tok_)));
+    if (tok_.kind == TokKind::Name) {
+      parseDefinition(*g, kernel);
+    } else if (isWord("output")) {
+      if (kernel >= 0)
+        error(tok_, fmt::format("'output' cannot be inside kernel '{}'; close it with '}}' first",
+                                kernelTok.text));
+      parseOutput(*g);
+      sawOutput = true;
+    } else if (isWord("kernel")) {
+      if (kernel >= 0)
+        error(tok_, fmt::format("kernel regions cannot be nested (inside kernel '{}')",
+                                kernelTok.text));
+      advance();
+      if (tok_.kind != TokKind::Word)
+        error(tok_, fmt::format("expected a kernel name after 'kernel', got {}", describe(tok_)));
+      kernelTok = tok_;
+      auto [kit, kfresh] = kernelLines.emplace(tok_.text, tok_.loc.line);
+      if (!kfresh)
+        error(tok_, fmt::format("kernel '{}' is defined twice in graph '{}' (first at line {})",
+                                tok_.text, nameTok.text, kit->second));
+      advance();
+      expect(TokKind::LBrace, fmt::format("'{{' after 'kernel {}'", kernelTok.text));
+      expectLineEnd("'{'");
+      kernel = g->addKernel(std::string(kernelTok.text));
+      kernelStartNodes = g->numNodes();
+    } else {
+      error(tok_, fmt::format("expected a statement ('%name = OP ...', 'kernel', 'output' or "
+                              "'}}'), got {}",
+                              describe(tok_)));
+    }
+  }
+  try {
+    verify(*g);
+  } catch (const Error &e) {
+    error(kw, e.what());
+  }
+  defs_.clear();
+  return g;
+}
+
+void Parser::parseOutput(Graph &g) {
+  advance();
+  if (isLineEnd(tok_))
+    error(tok_, "expected at least one %name after 'output'");
+  for (;;) {
+    if (tok_.kind != TokKind::Name)
+      error(tok_, fmt::format("expected a %name in 'output', got {}", describe(tok_)));
+    auto it = defs_.find(llvm::StringRef(tok_.text));
+    if (it == defs_.end())
+      error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
+    g.output(it->second.node);
+    advance();
+    if (tok_.kind == TokKind::Comma) {
+      advance();
+      continue;
+    }
+    expectLineEnd("the outputs");
+    return;
+  }
+}
+
+double Parser::parseLiteral(const Token &t) {
+  std::string_view s = t.text;
+  bool negative = !s.empty() && s[0] == '-';
+  std::string_view body = negative ? s.substr(1) : s;
+  if (body == "inf")
+    return negative ? -std::numeric_limits<double>::infinity()
+                    : std::numeric_limits<double>::infinity();
+  if (body == "nan")
+    return std::numeric_limits<double>::quiet_NaN();
+  double v = 0;
+  bool startsOk = !body.empty() && ((body[0] >= '0' && body[0] <= '9') || body[0] == '.');
+  auto [ptr, ec] = startsOk ? std::from_chars(body.data(), body.data() + body.size(), v)
+                            : std::from_chars_result{body.data(), std::errc::invalid_argument};
+  if (ec == std::errc::result_out_of_range) {
+    bool tiny = std::fabs(std::strtod(std::string(body).c_str(), nullptr)) < 1.0;
+    error(t, tiny ? fmt::format("literal '{}' is too small for f32 (it would round to 0)", s)
+                  : fmt::format("literal '{}' overflows f32 (largest finite value "
+                                "3.4028235e+38)",
+                                s));
+  }
+  if (ec != std::errc() || ptr != body.data() + body.size())
+    error(t, fmt::format("malformed number literal '{}'", s));
+  // Values from here on round to infinity in f32 (half an ulp above the largest float).
+  if (std::fabs(v) >= 0x1.ffffffp+127)
+    error(t, fmt::format("literal '{}' overflows f32 (largest finite value 3.4028235e+38)", s));
+  return negative ? -v : v;
+}
+
+int64_t Parser::parseDim(const Token &t) {
+  if (t.kind != TokKind::Number)
+    error(t, fmt::format("expected a dimension (a non-negative integer), got {}", describe(t)));
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+  if (ec == std::errc::result_out_of_range)
+    error(t, fmt::format("dimension '{}' is too large (a tensor holds at most 2^48 elements)",
+                         t.text));
+  if (ec != std::errc() || ptr != t.text.data() + t.text.size())
+    error(t, fmt::format("expected a dimension (a non-negative integer), got '{}'", t.text));
+  return v;
+}
+
+void Parser::parseDefinition(Graph &g, int kernel) {
+  Token nameTok = tok_;
+  if (nameTok.text.empty())
+    error(nameTok, "expected a name after '%' (letters, digits, '_' or '.')");
+  if (auto it = defs_.find(llvm::StringRef(nameTok.text)); it != defs_.end())
+    error(nameTok, fmt::format("redefinition of '%{}' (first defined at line {})", nameTok.text,
+                               it->second.line));
+  advance();
+  expect(TokKind::Equal, fmt::format("'=' after '%{}'", nameTok.text));
+  if (tok_.kind != TokKind::Word)
+    error(tok_, fmt::format("expected an op after '%{} =', got {}", nameTok.text, describe(tok_)));
+  Token opTok = tok_;
+  std::optional<OpKind> kind = parseOpKind(opTok.text);
+  if (!kind)
+    error(opTok, fmt::format("unknown op '{}'", opTok.text));
+  std::string_view op = opTok.text;
+  advance();
+
+  Node *node = nullptr;
+  if (*kind == OpKind::Input) {
+    if (kernel >= 0)
+      error(opTok, fmt::format("an input cannot be inside kernel '{}'", g.kernelNames()[kernel]));
+    if (tok_.kind != TokKind::Word)
+      error(tok_, fmt::format("expected a dtype after 'input' (f32, f16 or bf16), got {}",
+                              describe(tok_)));
+    Token dtTok = tok_;
+    std::optional<DType> dt = parseDType(dtTok.text);
+    if (!dt)
+      error(dtTok, fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", dtTok.text));
+    advance();
+    if (tok_.kind != TokKind::LBracket)
+      error(tok_, fmt::format("expected '[' after dtype '{}' (a scalar is {}[]), got {}",
+                              dtTok.text, dtTok.text, describe(tok_)));
+    Token lb = tok_;
+    advance();
+    Shape dims;
+    if (tok_.kind == TokKind::RBracket) {
+      advance();
+    } else {
+      for (;;) {
+        dims.push_back(parseDim(tok_));
+        advance();
+        if (tok_.kind == TokKind::Comma) {
+          advance();
+          continue;
+        }
+        if (tok_.kind != TokKind::RBracket)
+          error(tok_, fmt::format("expected ',' or ']' in the shape, got {}", describe(tok_)));
+        advance();
+        break;
+      }
+    }
+    expectLineEnd("the input's type");
+    try {
+      checkShape(fmt::format("input '%{}'", nameTok.text), dims);
+      node = g.input(std::string(nameTok.text), *dt, dims);
+    } catch (const Error &e) {
+      error(lb, e.what());
+    }
+  } else {
+    llvm::SmallVector<Operand, 2> operands;
+    MatMulAttrs mm;
+    std::optional<DType> castTo;
+    bool seen[3] = {false, false, false};
+    bool inAttrs = false;
+    if (!isLineEnd(tok_)) {
+      for (;;) {
+        if (tok_.kind == TokKind::Word && peek().kind == TokKind::Equal) {
+          inAttrs = true;
+          Token key = tok_;
+          std::optional<Attr> attr = parseAttrName(key.text);
+          if (!attr)
+            error(key, fmt::format("unknown attribute '{}'", key.text));
+          bool applies = *attr == Attr::To ? *kind == OpKind::Cast : *kind == OpKind::MatMul;
+          if (!applies)
+            error(key, fmt::format("op '{}' has no attribute '{}'", op, key.text));
+          if (seen[static_cast<int>(*attr)])
+            error(key, fmt::format("duplicate attribute '{}'", key.text));
+          seen[static_cast<int>(*attr)] = true;
+          advance(); // '='
+          advance(); // the value
+          if (*attr == Attr::To) {
+            std::optional<DType> dt =
+                tok_.kind == TokKind::Word ? parseDType(tok_.text) : std::nullopt;
+            if (!dt)
+              error(tok_, fmt::format("attribute 'to' expects a dtype (f32, f16 or bf16), got {}",
+                                      describe(tok_)));
+            castTo = *dt;
+          } else {
+            if (!isWord("true") && !isWord("false"))
+              error(tok_, fmt::format("attribute '{}' expects true or false, got {}", key.text,
+                                      describe(tok_)));
+            (*attr == Attr::TransA ? mm.transA : mm.transB) = tok_.text == "true";
+          }
+        } else if (tok_.kind == TokKind::Name) {
+          if (inAttrs)
+            error(tok_, "operands must come before attributes");
+          auto it = defs_.find(llvm::StringRef(tok_.text));
+          if (tok_.text.empty())
+            error(tok_, "expected a name after '%' (letters, digits, '_' or '.')");
+          if (it == defs_.end())
+            error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
+          operands.push_back(Operand(it->second.node));
+        } else if (tok_.kind == TokKind::Number || isWord("inf") || isWord("nan")) {
+          if (inAttrs)
+            error(tok_, "operands must come before attributes");
+          operands.push_back(Operand::literal(parseLiteral(tok_)));
+        } else {
+          error(tok_, fmt::format("expected an operand (%name or number) or an attribute "
+                                  "(name=value), got {}",
+                                  describe(tok_)));
+        }
+        advance();
+        if (tok_.kind == TokKind::Comma) {
+          advance();
+          if (isLineEnd(tok_))
+            error(tok_, "expected an operand or attribute after ','");
+          continue;
+        }
+        if (!isLineEnd(tok_))
+          error(tok_, fmt::format("expected ',' or end of line, got {}", describe(tok_)));
+        break;
+      }
+    }
+    unsigned arity = opArity(*kind);
+    if (operands.size() != arity)
+      error(opTok, fmt::format("'{}' expects {} operand{}, got {}", op, arity,
+                               arity == 1 ? "" : "s", operands.size()));
+    if (*kind == OpKind::Cast && !castTo)
+      error(opTok, "'cast' needs the attribute to=DTYPE (f32, f16 or bf16)");
+    expectLineEnd("the op");
+    try {
+      node = g.create(*kind, operands, mm, castTo.value_or(DType::F32));
+    } catch (const Error &e) {
+      error(opTok, e.what());
+    }
+    node->setName(std::string(nameTok.text));
+    node->setKernel(kernel);
+  }
+  defs_.try_emplace(llvm::StringRef(nameTok.text), Def{node, nameTok.loc.line});
+}
+
+} // namespace
+
+std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text, std::string_view filename) {
+  return Parser(text, filename).run();
+}
+
+std::vector<std::unique_ptr<Graph>> parseFile(const std::string &path) {
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    fail("cannot open '{}': {}", path, std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0)
+    text.append(buf, got);
+  bool bad = std::ferror(f);
+  int err = errno;
+  std::fclose(f);
+  if (bad)
+    fail("cannot read '{}': {}", path, std::strerror(err));
+  return parseModule(text, path);
+}
+
+std::unique_ptr<Graph> parseGraph(std::string_view text, std::string_view filename) {
+  auto graphs = parseModule(text, filename);
+  if (graphs.size() != 1)
+    fail("{}: expected one graph, found {}", filename, graphs.size());
+  return std::move(graphs.front());
+}
+
+} // namespace kfuse
