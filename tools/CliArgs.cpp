@@ -73,6 +73,8 @@ std::optional<int> CliArgs::parse(const std::vector<std::string> &args) {
       val = a.substr(eq + 1);
       hasInlineValue = true;
     }
+    if (key == "--help")
+      return badArgs("option '--help' takes no value");
     Spec *s = find(key);
     if (!s)
       return badArgs(fmt::format("unknown option '{}'", key));
