@@ -108,6 +108,9 @@ public:
     if (auto bad = findNonText(text_))
       error(bad->first, fmt::format("file is not text ({})", bad->second), false);
     advance();
+    // One definition per line at most: sizing the name table once saves its rehashes.
+    defs_.reserve(static_cast<unsigned>(std::min<size_t>(
+        std::count(text_.begin(), text_.end(), '\n') + 1, size_t(1) << 24)));
     std::vector<std::unique_ptr<Graph>> graphs;
     std::unordered_map<std::string_view, unsigned> graphLines;
     for (;;) {
@@ -181,9 +184,10 @@ private:
       advance();
   }
   bool isWord(std::string_view w) const { return tok_.kind == TokKind::Word && tok_.text == w; }
-  void expect(TokKind k, std::string_view what) {
+  /// `what` names the expected token ("'=' after '%x'"); it is only built on an error.
+  template <typename What> void expect(TokKind k, What what) {
     if (tok_.kind != k)
-      error(tok_, fmt::format("expected {}, got {}", what, describe(tok_)));
+      error(tok_, fmt::format("expected {}, got {}", what(), describe(tok_)));
     advance();
   }
   void expectLineEnd(std::string_view after) {
@@ -217,7 +221,7 @@ std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, u
     error(nameTok, fmt::format("graph '{}' is defined twice (first at line {})", nameTok.text,
                                it->second));
   advance();
-  expect(TokKind::LBrace, fmt::format("'{{' after 'graph {}'", nameTok.text));
+  expect(TokKind::LBrace, [&] { return fmt::format("'{{' after 'graph {}'", nameTok.text); });
   expectLineEnd("'{'");
 
   auto g = std::make_unique<Graph>(std::string(nameTok.text));
@@ -277,7 +281,8 @@ std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, u
         error(tok_, fmt::format("kernel '{}' is defined twice in graph '{}' (first at line {})",
                                 tok_.text, nameTok.text, kit->second));
       advance();
-      expect(TokKind::LBrace, fmt::format("'{{' after 'kernel {}'", kernelTok.text));
+      expect(TokKind::LBrace,
+             [&] { return fmt::format("'{{' after 'kernel {}'", kernelTok.text); });
       expectLineEnd("'{'");
       kernel = g->addKernel(std::string(kernelTok.text));
       kernelStartNodes = g->numNodes();
@@ -304,7 +309,7 @@ void Parser::parseOutput(Graph &g) {
     if (tok_.kind != TokKind::Name)
       error(tok_, fmt::format("expected a %name in 'output', got {}", describe(tok_)));
     auto it = defs_.find(llvm::StringRef(tok_.text));
-    if (it == defs_.end())
+    if (it == defs_.end() || !it->second.node)
       error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
     g.output(it->second.node);
     advance();
@@ -362,11 +367,15 @@ void Parser::parseDefinition(Graph &g, int kernel) {
   Token nameTok = tok_;
   if (nameTok.text.empty())
     error(nameTok, "expected a name after '%' (letters, digits, '_' or '.')");
-  if (auto it = defs_.find(llvm::StringRef(nameTok.text)); it != defs_.end())
+  // Claimed now (one lookup); the entry's node stays null, i.e. undefined, until the op
+  // is built, so `%y = relu %y` reads as a use of an undefined value.
+  auto [defIt, freshName] = defs_.try_emplace(llvm::StringRef(nameTok.text), Def{nullptr, 0});
+  if (!freshName)
     error(nameTok, fmt::format("redefinition of '%{}' (first defined at line {})", nameTok.text,
-                               it->second.line));
+                               defIt->second.line));
+  Def *def = &defIt->second; // stable: nothing is inserted until this definition ends
   advance();
-  expect(TokKind::Equal, fmt::format("'=' after '%{}'", nameTok.text));
+  expect(TokKind::Equal, [&] { return fmt::format("'=' after '%{}'", nameTok.text); });
   if (tok_.kind != TokKind::Word)
     error(tok_, fmt::format("expected an op after '%{} =', got {}", nameTok.text, describe(tok_)));
   Token opTok = tok_;
@@ -458,7 +467,7 @@ void Parser::parseDefinition(Graph &g, int kernel) {
           auto it = defs_.find(llvm::StringRef(tok_.text));
           if (tok_.text.empty())
             error(tok_, "expected a name after '%' (letters, digits, '_' or '.')");
-          if (it == defs_.end())
+          if (it == defs_.end() || !it->second.node)
             error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
           operands.push_back(Operand(it->second.node));
         } else if (tok_.kind == TokKind::Number || isWord("inf") || isWord("nan")) {
@@ -497,7 +506,7 @@ void Parser::parseDefinition(Graph &g, int kernel) {
     node->setName(std::string(nameTok.text));
     node->setKernel(kernel);
   }
-  defs_.try_emplace(llvm::StringRef(nameTok.text), Def{node, nameTok.loc.line});
+  *def = Def{node, nameTok.loc.line};
 }
 
 } // namespace

@@ -86,10 +86,26 @@ private:
   const Graph *graph_ = nullptr;
 };
 
+/// "bf16[64, 4096]" appended without temporaries (the printer's hot path).
+void appendType(std::string &out, const TensorType &t) {
+  out += dtypeName(t.dtype);
+  out += '[';
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i)
+      out += ", ";
+    fmt::format_to(std::back_inserter(out), "{}", t.shape[i]);
+  }
+  out += ']';
+}
+
+/// A graph or kernel name as the lexer reads a word: [A-Za-z_][A-Za-z0-9_.]*.
 std::string validIdent(const std::string &s, std::string_view fallback) {
   if (s.empty())
     return std::string(fallback);
   std::string out;
+  char first = s[0];
+  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_'))
+    out += '_';
   for (char c : s)
     out += isNameChar(c) ? c : '_';
   return out;
@@ -119,7 +135,9 @@ std::string printGraph(const Graph &g) {
     out += " = ";
     out += opName(n->kind());
     if (n->isInput()) {
-      fmt::format_to(std::back_inserter(out), " {}\n", n->type().str());
+      out += ' ';
+      appendType(out, n->type());
+      out += '\n';
       continue;
     }
     const char *sep = " ";
@@ -141,7 +159,9 @@ std::string printGraph(const Graph &g) {
       if (n->matmulAttrs().transB)
         out += ", trans_b=true";
     }
-    fmt::format_to(std::back_inserter(out), "  # {}\n", n->type().str());
+    out += "  # ";
+    appendType(out, n->type());
+    out += '\n';
   }
   if (open >= 0)
     out += "  }\n";

@@ -215,3 +215,33 @@ TEST_CASE("200,000-op chain parses, verifies and prints in well under a second",
   WARN("200,000-op chain: parse + verify + print took " << seconds << " s of CPU");
   CHECK(seconds < 1.0);
 }
+
+TEST_CASE("graph and kernel names the lexer cannot read are made readable", "[printer]") {
+  Graph g("2 layers");
+  auto x = g.input("x", f32, {4});
+  auto y = relu(x);
+  y->setName("y");
+  y->setKernel(g.addKernel("0-fused"));
+  g.output(y);
+  std::string text = printGraph(g);
+  CHECK(text == "graph _2_layers {\n"
+                "  %x = input f32[4]\n"
+                "  kernel _0_fused {\n"
+                "    %y = relu %x  # f32[4]\n"
+                "  }\n"
+                "  output %y\n"
+                "}\n");
+  CHECK(roundTrip(text) == text);
+}
+
+TEST_CASE("CRLF line ends and a byte order mark are accepted", "[parser]") {
+  auto g = parseGraph("\xEF\xBB\xBFgraph g {\r\n  %x = input f32[2]\r\n  output %x\r\n}\r\n");
+  CHECK(g->name() == "g");
+  CHECK(errorOf("graph g {\r\n  %x = inpt f32[2]\r\n}\r\n") ==
+        "bad.kf:2:8: error: unknown op 'inpt'\n  %x = inpt f32[2]\n       ^");
+}
+
+TEST_CASE("a value may not be used in its own definition", "[parser]") {
+  CHECK(errorOf("graph g {\n  %x = input f32[2]\n  %y = add %x, %y\n  output %y\n}\n") ==
+        "bad.kf:3:16: error: use of undefined value '%y'\n  %y = add %x, %y\n               ^");
+}
