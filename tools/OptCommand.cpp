@@ -52,13 +52,9 @@ int optMain(const std::vector<std::string> &args) {
   CliArgs cli = optCli();
   if (auto rc = cli.parse(args))
     return *rc;
-  std::vector<std::unique_ptr<Graph>> graphs;
-  try {
-    graphs = loadModule(cli.positionals()[0]);
-  } catch (const ParseError &e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return kExitUserError;
-  }
+  // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
+  std::vector<std::unique_ptr<Graph>> graphs = loadModule(cli.positionals()[0]);
+  // Passes go here: each graph is transformed in place before printing.
   std::vector<const Graph *> view;
   for (const auto &g : graphs)
     view.push_back(g.get());

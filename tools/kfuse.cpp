@@ -1,6 +1,7 @@
 // kfuse: the command-line driver. Dispatches to the registered subcommands (tools/*Command.cpp)
 // and turns any kfuse::Error that escapes them into one message and exit code 1.
 #include "ir/Error.h"
+#include "ir/Parser.h"
 #include "tools/Command.h"
 
 #include <algorithm>
@@ -47,6 +48,9 @@ int main(int argc, char **argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
       return c.main(args);
+    } catch (const kfuse::ParseError &e) { // already "FILE:LINE:COL: error: ..." + caret
+      fmt::print(stderr, "{}\n", e.what());
+      return kExitUserError;
     } catch (const kfuse::Error &e) {
       fmt::print(stderr, "kfuse {}: error: {}\n", cmd, e.what());
       return kExitUserError;
