@@ -4,6 +4,7 @@
 #include "ir/Error.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "passes/PassManager.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
 
@@ -22,6 +23,17 @@ CliArgs optCli() {
               "Parses every graph of FILE.kf ('-' reads stdin), verifies it and prints the "
               "module.");
   cli.option("-o", "FILE", "write the module to FILE instead of stdout", {"--output"});
+  cli.option("--passes", "LIST",
+             "run these passes in order, comma-separated: simplify, cse, dce, fuse");
+  cli.flag("-O2", "run the default pipeline (simplify,cse,dce,fuse)", {"-O1"});
+  cli.flag("-O0", "run no passes (the default)");
+  cli.flag("--print-after-all", "print the IR to stderr after every pass");
+  cli.option("--print-after", "PASS", "print the IR to stderr after PASS (repeatable)");
+  cli.flag("--verify-each", "verify the graph after every pass");
+  cli.flag("--time-passes", "print each pass's time to stderr");
+  cli.flag("--explain-fusion",
+           "append every producer->consumer edge fusion left apart, with its reason, as "
+           "'#' comments");
   return cli;
 }
 
@@ -54,11 +66,39 @@ int optMain(const std::vector<std::string> &args) {
     return *rc;
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
   std::vector<std::unique_ptr<Graph>> graphs = loadModule(cli.positionals()[0]);
-  // Passes go here: each graph is transformed in place before printing.
+  if (cli.has("--passes") && (cli.has("-O2") || cli.has("-O0")))
+    return cli.badArgs("--passes and -O0/-O2 exclude each other");
+  std::vector<std::string> pipeline;
+  if (cli.has("--passes"))
+    pipeline = parsePipeline(cli.value("--passes"));
+  else if (cli.has("-O2"))
+    pipeline = defaultPipeline();
+  PassManagerOptions popts;
+  popts.printAfterAll = cli.has("--print-after-all");
+  popts.printAfter = cli.values("--print-after");
+  popts.verifyEach = cli.has("--verify-each");
+  popts.timePasses = cli.has("--time-passes");
+  popts.printer = [](const Graph &g) { return printGraph(g); };
+  std::string explain;
+  for (const auto &g : graphs) {
+    PassManager pm(popts);
+    pm.addPipeline(pipeline);
+    std::string log;
+    pm.run(*g, &log);
+    std::fwrite(log.data(), 1, log.size(), stderr);
+    if (cli.has("--explain-fusion")) {
+      explain += fmt::format("\n# fusion decisions for graph {}:\n", g->name());
+      if (pm.fusionLog().edges.empty())
+        explain += "#   every producer->consumer edge fused\n";
+      for (const FusionEdge &e : pm.fusionLog().edges)
+        explain += fmt::format("#   {} -> {}: {}: {}\n", e.producer, e.consumer,
+                               e.fused ? "fused" : "not fused", e.reason);
+    }
+  }
   std::vector<const Graph *> view;
   for (const auto &g : graphs)
     view.push_back(g.get());
-  writeText(cli.value("-o"), printModule(view));
+  writeText(cli.value("-o"), printModule(view) + explain);
   return kExitOk;
 }
 
