@@ -1,0 +1,48 @@
+// `kfuse report G.kf [--device h100|h200|NAME:BW_TBps:TFLOPs] [--json]`: the memory traffic
+// of each graph in the file, every op its own kernel against the -O2 pipeline's kernels,
+// with the fusion decisions. Needs no GPU: it is the traffic model of passes/Traffic.h.
+#include "ir/Error.h"
+#include "ir/Parser.h"
+#include "passes/Report.h"
+#include "tools/CliArgs.h"
+#include "tools/Command.h"
+
+#include <fmt/core.h>
+
+namespace kfuse::tool {
+namespace {
+
+int reportMain(const std::vector<std::string> &args) {
+  CliArgs cli("report", "FILE.kf",
+              "Predicts the memory traffic and time of each graph of FILE.kf before fusion "
+              "(every op its own kernel) and after the -O2 pipeline (simplify, cse, dce, fuse).");
+  cli.option("--device", "DEVICE",
+             "h100 (3.35 TB/s, 1979 TFLOP/s; the default), h200 (4.19 TB/s, 790 TFLOP/s), or "
+             "NAME:BW_TBps:TFLOPs for any other device, e.g. a100:2.0:312");
+  cli.flag("--json", "print one JSON object per graph instead of the table");
+  if (auto rc = cli.parse(args))
+    return *rc;
+  Device d = parseDevice(cli.value("--device", "h100"));
+  std::vector<std::unique_ptr<Graph>> graphs;
+  try {
+    graphs = parseFile(cli.positionals()[0]);
+  } catch (const ParseError &e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return kExitUserError;
+  }
+  bool first = true;
+  for (const auto &g : graphs) {
+    TrafficReport r = buildReport(*g, d);
+    if (cli.has("--json"))
+      fmt::print("{}", reportJson(r));
+    else
+      fmt::print("{}{}", first ? "" : "\n", formatReport(r));
+    first = false;
+  }
+  return kExitOk;
+}
+
+CommandRegistration reg{"report", "traffic before and after fusion on a device", reportMain};
+
+} // namespace
+} // namespace kfuse::tool
