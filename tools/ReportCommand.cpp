@@ -23,13 +23,8 @@ int reportMain(const std::vector<std::string> &args) {
   if (auto rc = cli.parse(args))
     return *rc;
   Device d = parseDevice(cli.value("--device", "h100"));
-  std::vector<std::unique_ptr<Graph>> graphs;
-  try {
-    graphs = parseFile(cli.positionals()[0]);
-  } catch (const ParseError &e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return kExitUserError;
-  }
+  // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
+  std::vector<std::unique_ptr<Graph>> graphs = parseFile(cli.positionals()[0]);
   bool first = true;
   for (const auto &g : graphs) {
     TrafficReport r = buildReport(*g, d);
