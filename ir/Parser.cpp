@@ -109,8 +109,8 @@ public:
       error(bad->first, fmt::format("file is not text ({})", bad->second), false);
     advance();
     // One definition per line at most: sizing the name table once saves its rehashes.
-    defs_.reserve(static_cast<unsigned>(std::min<size_t>(
-        std::count(text_.begin(), text_.end(), '\n') + 1, size_t(1) << 24)));
+    defs_.reserve(static_cast<unsigned>(
+        std::min<size_t>(std::count(text_.begin(), text_.end(), '\n') + 1, size_t(1) << 24)));
     std::vector<std::unique_ptr<Graph>> graphs;
     std::unordered_map<std::string_view, unsigned> graphLines;
     for (;;) {
@@ -141,7 +141,8 @@ private:
       size_t nl = text_.rfind('\n', offset - 1);
       lineStart = nl == std::string_view::npos ? 0 : nl + 1;
     }
-    unsigned line = 1 + static_cast<unsigned>(std::count(text_.begin(), text_.begin() + lineStart, '\n'));
+    unsigned line =
+        1 + static_cast<unsigned>(std::count(text_.begin(), text_.begin() + lineStart, '\n'));
     size_t lineEnd = text_.find('\n', lineStart);
     if (lineEnd == std::string_view::npos)
       lineEnd = text_.size();
@@ -210,7 +211,8 @@ private:
   llvm::DenseMap<llvm::StringRef, Def> defs_; // names of the graph being parsed
 };
 
-std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
+std::unique_ptr<Graph>
+Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
   Token kw = tok_;
   advance();
   if (tok_.kind != TokKind::Word)
@@ -218,8 +220,8 @@ std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, u
   Token nameTok = tok_;
   auto [it, fresh] = graphLines.emplace(nameTok.text, nameTok.loc.line);
   if (!fresh)
-    error(nameTok, fmt::format("graph '{}' is defined twice (first at line {})", nameTok.text,
-                               it->second));
+    error(nameTok,
+          fmt::format("graph '{}' is defined twice (first at line {})", nameTok.text, it->second));
   advance();
   expect(TokKind::LBrace, [&] { return fmt::format("'{{' after 'graph {}'", nameTok.text); });
   expectLineEnd("'{'");
@@ -237,8 +239,8 @@ std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, u
       if (kernel >= 0)
         error(tok_, fmt::format("expected '}}' to close kernel '{}' (opened at line {})",
                                 kernelTok.text, kernelTok.loc.line));
-      error(tok_, fmt::format("expected '}}' to close graph '{}' (opened at line {})",
-                              nameTok.text, kw.loc.line));
+      error(tok_, fmt::format("expected '}}' to close graph '{}' (opened at line {})", nameTok.text,
+                              kw.loc.line));
     }
     if (tok_.kind == TokKind::RBrace && kernel >= 0) {
       if (g->numNodes() == kernelStartNodes)
@@ -250,8 +252,8 @@ std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, u
     }
     if (tok_.kind == TokKind::RBrace) {
       if (!sawOutput)
-        error(tok_, fmt::format("graph '{}' has no 'output' statement before its '}}'",
-                                nameTok.text));
+        error(tok_,
+              fmt::format("graph '{}' has no 'output' statement before its '}}'", nameTok.text));
       advance();
       expectLineEnd("'}'");
       break;
@@ -270,8 +272,8 @@ std::unique_ptr<Graph> Parser::parseGraph(std::unordered_map<std::string_view, u
       sawOutput = true;
     } else if (isWord("kernel")) {
       if (kernel >= 0)
-        error(tok_, fmt::format("kernel regions cannot be nested (inside kernel '{}')",
-                                kernelTok.text));
+        error(tok_,
+              fmt::format("kernel regions cannot be nested (inside kernel '{}')", kernelTok.text));
       advance();
       if (tok_.kind != TokKind::Word)
         error(tok_, fmt::format("expected a kernel name after 'kernel', got {}", describe(tok_)));

@@ -23,8 +23,8 @@ public:
       : Error(diagnostic), file(std::move(file)), line(line), column(column),
         message(std::move(message)) {}
   std::string file;
-  unsigned line;   ///< 1-based
-  unsigned column; ///< 1-based, in characters
+  unsigned line;       ///< 1-based
+  unsigned column;     ///< 1-based, in characters
   std::string message; ///< the MESSAGE part alone
 };
 

@@ -1,8 +1,8 @@
 #include "ir/Printer.h"
 
 #include <cmath>
-#include <fmt/format.h>
 #include <deque>
+#include <fmt/format.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringRef.h>
 

@@ -1,9 +1,9 @@
 // The textual IR through its C++ interface: print -> parse -> print is the identity, names
 // and literals survive, every malformed input gives one positioned error, and a 200,000-op
 // chain parses, verifies and prints in well under a second.
+#include "ir/Parser.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
-#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 
@@ -57,10 +57,10 @@ TEST_CASE("printer writes the .kf form with types as comments", "[printer]") {
 TEST_CASE("generated names skip names already in use", "[printer]") {
   Graph g("g");
   auto x = g.input("1", f32, {4});
-  auto a = x * 2.0;  // unnamed: %0
-  auto b = relu(a);  // named "0": keeps it, so a cannot be %0
+  auto a = x * 2.0; // unnamed: %0
+  auto b = relu(a); // named "0": keeps it, so a cannot be %0
   b->setName("0");
-  auto c = b + 1.0;  // unnamed
+  auto c = b + 1.0; // unnamed
   auto d = exp(c);
   d->setName("bad name!"); // invalid characters are replaced
   g.output(d);
@@ -153,7 +153,8 @@ TEST_CASE("parse errors give file:line:col, the line and a caret", "[parser]") {
   CHECK(errorOf("graph g {\n  %x = input f32[8]\n  %abcdef = foo %x\n  output %x\n}\n") ==
         "bad.kf:3:13: error: unknown op 'foo'\n  %abcdef = foo %x\n            ^");
   CHECK(errorOf("") == "bad.kf:1:1: error: no graph in file");
-  CHECK(errorOf(std::string("graph g {\0}", 11)) == "bad.kf:1:10: error: file is not text (a NUL byte)");
+  CHECK(errorOf(std::string("graph g {\0}", 11)) ==
+        "bad.kf:1:10: error: file is not text (a NUL byte)");
   CHECK(errorOf("graph g {\n  %x = input f32[8]\n  %y = add %x, %x\n") ==
         "bad.kf:4:1: error: expected '}' to close graph 'g' (opened at line 1)");
   // A builder error is re-thrown at the op.
@@ -165,7 +166,8 @@ TEST_CASE("parse errors give file:line:col, the line and a caret", "[parser]") {
   CHECK(errorOf("graph g {\n\t%x = input f32[8]\n\t%y = relu é\n}\n") ==
         "bad.kf:3:12: error: expected an operand (%name or number) or an attribute "
         "(name=value), got 'é'\n\t%y = relu é\n\t          ^");
-  CHECK(errorOf("graph g {\n  # é\xff\n}\n") == "bad.kf:2:6: error: file is not text (invalid UTF-8)");
+  CHECK(errorOf("graph g {\n  # é\xff\n}\n") ==
+        "bad.kf:2:6: error: file is not text (invalid UTF-8)");
 }
 
 TEST_CASE("errors are ParseErrors that carry their position", "[parser]") {
@@ -183,8 +185,8 @@ TEST_CASE("errors are ParseErrors that carry their position", "[parser]") {
 }
 
 TEST_CASE("every example graph parses and round-trips", "[parser][examples]") {
-  for (const char *name : {"double", "seed_mul", "matmul_bias_relu", "decode", "mlp",
-                           "gelu_bias", "diamond"}) {
+  for (const char *name :
+       {"double", "seed_mul", "matmul_bias_relu", "decode", "mlp", "gelu_bias", "diamond"}) {
     INFO(name);
     auto graphs = parseFile(std::string(KFUSE_SOURCE_DIR) + "/examples/graphs/" + name + ".kf");
     REQUIRE(graphs.size() == 1);
@@ -244,4 +246,46 @@ TEST_CASE("CRLF line ends and a byte order mark are accepted", "[parser]") {
 TEST_CASE("a value may not be used in its own definition", "[parser]") {
   CHECK(errorOf("graph g {\n  %x = input f32[2]\n  %y = add %x, %y\n  output %y\n}\n") ==
         "bad.kf:3:16: error: use of undefined value '%y'\n  %y = add %x, %y\n               ^");
+}
+
+TEST_CASE("any truncation or byte damage gives a ParseError, never a crash", "[parser][robust]") {
+  const std::string text = "graph g {  # damaged below\n"
+                           "  %x = input bf16[64, 4096]\n"
+                           "  %w = input bf16[11008, 4096]\n"
+                           "  %b = input bf16[11008]\n"
+                           "  %h = matmul %x, %w, trans_b=true\n"
+                           "  kernel k0 {\n"
+                           "    %hb = add %h, %b\n"
+                           "    %y = gelu_tanh %hb\n"
+                           "    %z = cast %y, to=f32\n"
+                           "  }\n"
+                           "  %s = mul -1.5e-3, %z\n"
+                           "  output %y, %s\n"
+                           "}\n";
+  REQUIRE_NOTHROW(parseModule(text, "ok.kf"));
+  const char replacements[] = {'\0', '%', '=', ',',  '[', ']', '{',    '}', '#',
+                               '-',  '9', 'e', '\n', ' ', '.', '\xff', 'x'};
+  size_t parsed = 0, rejected = 0;
+  auto attempt = [&](const std::string &damaged) {
+    try {
+      auto graphs = parseModule(damaged, "d.kf");
+      for (auto &g : graphs)
+        verify(*g);
+      ++parsed;
+    } catch (const ParseError &e) {
+      CHECK(std::string_view(e.what()).substr(0, 5) == "d.kf:");
+      ++rejected;
+    }
+  };
+  for (size_t len = 0; len < text.size(); ++len)
+    attempt(text.substr(0, len));
+  for (size_t i = 0; i < text.size(); ++i)
+    for (char c : replacements) {
+      std::string damaged = text;
+      damaged[i] = c;
+      attempt(damaged);
+      attempt(text.substr(0, i) + text.substr(i + 1)); // deleted byte
+    }
+  CHECK(rejected > parsed); // most damage breaks the file; some (in comments) does not
+  CHECK(parsed > 0);
 }
