@@ -1,0 +1,21 @@
+#pragma once
+/// CUDA C for fused elementwise kernels. One program holds every kernel of a graph (one
+/// NVRTC compile), each an `extern "C" __global__` function named KernelSpec::mangled with
+/// parameters (inputs in spec order, then outputs). Math is f32; f16/bf16 are loaded and
+/// widened, and rounded to nearest even only on store or cast. NaN semantics follow
+/// PyTorch. The element count is a compile-time constant of each kernel.
+#include "codegen/KernelSpec.h"
+
+#include <string>
+#include <vector>
+
+namespace kfuse::codegen {
+
+/// Threads per block every generated kernel is written for (__launch_bounds__).
+inline constexpr unsigned kDefaultBlock = 256;
+
+/// The whole program: a small prelude of helpers, then each kernel. `block` is the
+/// __launch_bounds__ each kernel declares.
+std::string emitProgram(const std::vector<KernelSpec> &specs, unsigned block = kDefaultBlock);
+
+} // namespace kfuse::codegen

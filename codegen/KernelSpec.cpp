@@ -1,0 +1,181 @@
+#include "codegen/KernelSpec.h"
+
+#include "ir/Error.h"
+
+#include <algorithm>
+#include <llvm/ADT/DenseMap.h>
+#include <map>
+#include <queue>
+
+namespace kfuse::codegen {
+
+std::string mangle(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+      out += c;
+    else
+      out += fmt::format("_{:02X}", static_cast<unsigned char>(c));
+  }
+  return out;
+}
+
+unsigned KernelSpec::vectorWidth() const {
+  size_t widest = 0;
+  for (const SpecTensor &t : inputs)
+    if (t.full)
+      widest = std::max(widest, dtypeSize(t.type.dtype));
+  for (const SpecOutput &o : outputs)
+    if (o.tensor.full)
+      widest = std::max(widest, dtypeSize(o.tensor.type.dtype));
+  // Tiny kernels gain nothing from vectors; keep them scalar (and their source simple).
+  if (widest == 0 || numel() < 4096)
+    return 1;
+  return static_cast<unsigned>(16 / widest);
+}
+
+LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const {
+  LaunchConfig c;
+  c.block = block;
+  uint64_t n = static_cast<uint64_t>(numel());
+  uint64_t v = vectorWidth();
+  uint64_t work = n / v + n % v; // vector iterations plus the scalar tail
+  uint64_t blocks = (work + block - 1) / block;
+  c.grid = std::max<uint64_t>(1, std::min(blocks, maxBlocks));
+  return c;
+}
+
+static SpecTensor makeTensor(const Node *n, const Shape &iter) {
+  SpecTensor t;
+  t.type = n->type();
+  t.nodeId = n->id();
+  t.aligned.assign(iter.size() - n->shape().size(), 1);
+  t.aligned.append(n->shape().begin(), n->shape().end());
+  t.full = t.aligned == iter;
+  return t;
+}
+
+std::vector<KernelSpec> buildKernelSpecs(const Graph &g) {
+  // Group nodes: region k -> its nodes in program order; lone nodes get their own group.
+  struct Group {
+    std::string name;
+    std::vector<const Node *> nodes;
+  };
+  std::vector<Group> groups;
+  std::map<int, unsigned> regionGroup;
+  llvm::DenseMap<const Node *, unsigned> groupOf;
+  for (const Node *n : g.nodes()) {
+    if (n->isInput())
+      continue;
+    unsigned gi;
+    if (n->kernel() >= 0) {
+      auto [it, inserted] = regionGroup.try_emplace(n->kernel(), groups.size());
+      if (inserted) {
+        std::string name = static_cast<size_t>(n->kernel()) < g.kernelNames().size()
+                               ? g.kernelNames()[n->kernel()]
+                               : fmt::format("kernel{}", n->kernel());
+        groups.push_back({name, {}});
+      }
+      gi = it->second;
+    } else {
+      gi = groups.size();
+      groups.push_back({n->name().empty() ? fmt::format("{}{}", opName(n->kind()), n->id()) : n->name(), {}});
+    }
+    groups[gi].nodes.push_back(n);
+    groupOf[n] = gi;
+  }
+
+  // Order groups so each follows the groups it reads from (Kahn, ties by first node).
+  size_t ng = groups.size();
+  std::vector<std::vector<unsigned>> succ(ng);
+  std::vector<unsigned> indeg(ng, 0);
+  for (unsigned gi = 0; gi < ng; ++gi) {
+    std::vector<unsigned> preds;
+    for (const Node *n : groups[gi].nodes)
+      for (const Operand &op : n->operands())
+        if (!op.isScalar() && !op.node->isInput()) {
+          unsigned p = groupOf[op.node];
+          if (p != gi && std::find(preds.begin(), preds.end(), p) == preds.end())
+            preds.push_back(p);
+        }
+    for (unsigned p : preds) {
+      succ[p].push_back(gi);
+      ++indeg[gi];
+    }
+  }
+  std::priority_queue<unsigned, std::vector<unsigned>, std::greater<>> ready;
+  for (unsigned gi = 0; gi < ng; ++gi)
+    if (indeg[gi] == 0)
+      ready.push(gi);
+  std::vector<unsigned> order;
+  while (!ready.empty()) {
+    unsigned gi = ready.top();
+    ready.pop();
+    order.push_back(gi);
+    for (unsigned s : succ[gi])
+      if (--indeg[s] == 0)
+        ready.push(s);
+  }
+  if (order.size() != ng)
+    fail("kernel regions form a cycle: a kernel reads a value that depends on its own result");
+
+  std::vector<KernelSpec> specs;
+  for (unsigned gi : order) {
+    const Group &grp = groups[gi];
+    KernelSpec k;
+    k.index = specs.size();
+    k.name = grp.name;
+    k.mangled = fmt::format("kf{}_{}", k.index, mangle(grp.name));
+    for (const Node *n : grp.nodes) {
+      if (n->kind() == OpKind::MatMul)
+        fail("kernel '{}': matmul kernels are not generated yet", grp.name);
+      if (!isElementwise(n->kind()))
+        fail("kernel '{}': op '{}' cannot be generated", grp.name, opName(n->kind()));
+    }
+    // Iteration shape: the broadcast of every op's shape in the kernel.
+    Shape iter;
+    for (const Node *n : grp.nodes)
+      iter = broadcastOrThrow(grp.name, iter, n->shape());
+    k.iterShape = iter;
+
+    llvm::DenseMap<const Node *, unsigned> opIndex, inputIndex;
+    for (const Node *n : grp.nodes) {
+      SpecOp op;
+      op.kind = n->kind();
+      op.dtype = n->dtype();
+      op.nodeId = n->id();
+      for (const Operand &o : n->operands()) {
+        SpecRef r;
+        if (o.isScalar()) {
+          r.kind = SpecRef::Literal;
+          r.literal = static_cast<float>(o.scalar);
+        } else if (auto it = opIndex.find(o.node); it != opIndex.end()) {
+          r.kind = SpecRef::Op;
+          r.index = it->second;
+        } else {
+          auto [jt, inserted] = inputIndex.try_emplace(o.node, k.inputs.size());
+          if (inserted)
+            k.inputs.push_back(makeTensor(o.node, iter));
+          r.kind = SpecRef::Input;
+          r.index = jt->second;
+        }
+        op.args.push_back(r);
+      }
+      opIndex[n] = k.ops.size();
+      k.ops.push_back(std::move(op));
+    }
+    // Outputs: values read outside this kernel or that are graph outputs.
+    for (const Node *n : grp.nodes) {
+      bool leaves = g.isOutput(n);
+      for (const Node *u : n->users())
+        if (groupOf.lookup(u) != gi)
+          leaves = true;
+      if (leaves)
+        k.outputs.push_back({makeTensor(n, iter), opIndex[n]});
+    }
+    specs.push_back(std::move(k));
+  }
+  return specs;
+}
+
+} // namespace kfuse::codegen

@@ -1,0 +1,76 @@
+#pragma once
+/// KernelSpec: the plain value handed from a (fused) Graph to codegen. One spec per kernel:
+/// its external input tensors, its elementwise ops in order (operands refer to inputs,
+/// earlier ops or f32 literals), and the values it stores. Each input and output carries
+/// its shape aligned to the kernel's iteration shape, so codegen broadcasts by index
+/// arithmetic (stride 0 where a dim is 1) and never looks at the Graph again.
+#include "ir/Graph.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kfuse::codegen {
+
+/// Where an op's operand comes from.
+struct SpecRef {
+  enum Kind : uint8_t { Input, Op, Literal } kind = Literal;
+  unsigned index = 0;  ///< into KernelSpec::inputs or KernelSpec::ops
+  float literal = 0.f; ///< the literal as f32 (kernels hold literals as f32)
+};
+
+struct SpecTensor {
+  TensorType type;
+  /// type.shape padded on the left with 1s to the rank of the iteration shape.
+  Shape aligned;
+  unsigned nodeId = 0; ///< the graph node this tensor is (for binding buffers)
+  /// Whether `aligned` equals the iteration shape (read/written at the linear index).
+  bool full = false;
+};
+
+struct SpecOp {
+  OpKind kind = OpKind::Neg;
+  DType dtype = DType::F32; ///< result dtype (cast rounds to it; otherwise math is f32)
+  std::vector<SpecRef> args;
+  unsigned nodeId = 0;
+};
+
+struct SpecOutput {
+  SpecTensor tensor;
+  unsigned op = 0; ///< the op whose value is stored
+};
+
+/// Launch shape of an elementwise kernel for a given element count.
+struct LaunchConfig {
+  unsigned block = 256;
+  uint64_t grid = 1;
+};
+
+struct KernelSpec {
+  unsigned index = 0;
+  std::string name;  ///< the user's name (region name, or the node's name when unfused)
+  std::string mangled; ///< the C identifier of the __global__ function
+  Shape iterShape;
+  std::vector<SpecTensor> inputs;
+  std::vector<SpecOp> ops;
+  std::vector<SpecOutput> outputs;
+
+  int64_t numel() const { return numElements(iterShape); }
+  /// 64-bit indices only where the element count does not fit in int32.
+  bool wide() const { return numel() >= (int64_t(1) << 31); }
+  /// Elements per vector access: 16 bytes of the widest dtype among full tensors.
+  unsigned vectorWidth() const;
+  /// Grid for `block` threads per block: enough blocks for every element (counting the
+  /// vector width), capped at `maxBlocks` (e.g. SMs * 8) for the grid-stride loop.
+  LaunchConfig launchConfig(unsigned block, uint64_t maxBlocks) const;
+};
+
+/// Builds one spec per kernel in an order where every kernel follows its producers. Nodes
+/// with kernel() >= 0 form that region; any other non-input node is a kernel of its own.
+/// Throws kfuse::Error on a matmul ("matmul kernels are not generated yet").
+std::vector<KernelSpec> buildKernelSpecs(const Graph &g);
+
+/// A C identifier made from any user string: [A-Za-z0-9] kept, everything else _XX hex.
+std::string mangle(std::string_view s);
+
+} // namespace kfuse::codegen

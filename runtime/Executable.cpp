@@ -1,0 +1,172 @@
+#include "runtime/Executable.h"
+
+#include "codegen/CudaCodegen.h"
+#include "ir/Error.h"
+#include "runtime/KernelCache.h"
+
+#include <algorithm>
+#include <map>
+
+namespace kfuse::runtime {
+
+using namespace codegen;
+
+Executable::Executable(Driver &d, const Graph &g) : d_(d) {
+  specs_ = buildKernelSpecs(g);
+  source_ = emitProgram(specs_);
+  for (const Node *n : g.inputs())
+    inputIds_.push_back(n->id());
+  for (const Node *n : g.outputs()) {
+    int src = -1;
+    for (size_t i = 0; i < inputIds_.size() && src == -1; ++i)
+      if (inputIds_[i] == n->id())
+        src = static_cast<int>(i);
+    for (size_t j = 0; j < outputIds_.size() && src == -1; ++j)
+      if (outputIds_[j] == n->id())
+        src = -2 - static_cast<int>(j);
+    copySource_.push_back(src);
+    outputIds_.push_back(n->id());
+    outputBytes_.push_back(static_cast<size_t>(n->type().bytes()));
+  }
+  std::vector<unsigned> external = inputIds_;
+  external.insert(external.end(), outputIds_.begin(), outputIds_.end());
+  plan_ = planMemory(specs_, external);
+  uint64_t maxBlocks = static_cast<uint64_t>(std::max(1, d.smCount)) * (2048 / kDefaultBlock);
+  for (const KernelSpec &k : specs_)
+    configs_.push_back(k.launchConfig(kDefaultBlock, maxBlocks));
+  std::string cubin = cachedCubin(source_, d.arch());
+  d.check(d.cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernels (cuModuleLoadData)");
+  for (const KernelSpec &k : specs_) {
+    CUfunction f;
+    d.check(d.cuModuleGetFunction(&f, module_, k.mangled.c_str()), "cuModuleGetFunction");
+    functions_.push_back(f);
+  }
+  if (plan_.peakBytes)
+    d.check(d.cuMemAlloc_v2(&arena_, plan_.peakBytes), "allocating the intermediate arena");
+  args_.resize(specs_.size());
+  argPtrs_.resize(specs_.size());
+}
+
+Executable::~Executable() {
+  if (exec_)
+    d_.cuGraphExecDestroy(exec_);
+  if (graph_)
+    d_.cuGraphDestroy(graph_);
+  if (arena_)
+    d_.cuMemFree_v2(arena_);
+  if (module_)
+    d_.cuModuleUnload(module_);
+}
+
+void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
+  if (inputs.size() != inputIds_.size() || outputs.size() != outputIds_.size())
+    fail("the graph takes {} inputs and {} outputs, got {} and {} buffers", inputIds_.size(),
+         outputIds_.size(), inputs.size(), outputs.size());
+  std::map<unsigned, CUdeviceptr> where;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    where[inputIds_[i]] = inputs[i];
+  for (size_t j = 0; j < outputs.size(); ++j)
+    where.try_emplace(outputIds_[j], outputs[j]);
+  for (auto [id, off] : plan_.offsetOf)
+    where[id] = arena_ + off;
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    std::vector<CUdeviceptr> &a = args_[k];
+    a.clear();
+    for (const SpecTensor &t : specs_[k].inputs)
+      a.push_back(where.at(t.nodeId));
+    for (const SpecOutput &o : specs_[k].outputs)
+      a.push_back(where.at(o.tensor.nodeId));
+    argPtrs_[k].clear();
+    for (CUdeviceptr &p : a)
+      argPtrs_[k].push_back(&p);
+  }
+}
+
+void Executable::launchKernel(unsigned k, CUstream stream) {
+  if (specs_[k].numel() == 0)
+    return;
+  const LaunchConfig &c = configs_[k];
+  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), 1, 1, c.block, 1, 1, 0, stream,
+                             argPtrs_[k].data(), nullptr),
+           "cuLaunchKernel");
+}
+
+void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream) {
+  bind(inputs, outputs);
+  for (unsigned k = 0; k < specs_.size(); ++k)
+    launchKernel(k, stream);
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    int s = copySource_[j];
+    if (s == -1 || outputBytes_[j] == 0)
+      continue;
+    CUdeviceptr src = s >= 0 ? inputs[s] : outputs[-2 - s];
+    d_.check(d_.cuMemcpyDtoDAsync_v2(outputs[j], src, outputBytes_[j], stream), "copying an output");
+  }
+}
+
+CUDA_KERNEL_NODE_PARAMS Executable::nodeParams(unsigned k) {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = functions_[k];
+  p.gridDimX = static_cast<unsigned>(configs_[k].grid);
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = configs_[k].block;
+  p.blockDimY = p.blockDimZ = 1;
+  p.kernelParams = argPtrs_[k].data();
+  return p;
+}
+
+void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
+  for (int s : copySource_)
+    if (s != -1)
+      fail("a graph whose output is an input or a repeated output cannot be captured yet");
+  bind(inputs, outputs);
+  if (exec_)
+    d_.cuGraphExecDestroy(exec_);
+  if (graph_)
+    d_.cuGraphDestroy(graph_);
+  exec_ = nullptr;
+  d_.check(d_.cuGraphCreate(&graph_, 0), "cuGraphCreate");
+  nodes_.assign(specs_.size(), nullptr);
+  std::map<unsigned, unsigned> producer;
+  for (const KernelSpec &k : specs_)
+    for (const SpecOutput &o : k.outputs)
+      producer[o.tensor.nodeId] = k.index;
+  for (unsigned k = 0; k < specs_.size(); ++k) {
+    std::vector<CUgraphNode> deps;
+    for (const SpecTensor &t : specs_[k].inputs)
+      if (auto it = producer.find(t.nodeId); it != producer.end() && nodes_[it->second] &&
+                                             std::find(deps.begin(), deps.end(), nodes_[it->second]) == deps.end())
+        deps.push_back(nodes_[it->second]);
+    // Arena reuse: a kernel must also wait for every earlier kernel (keep the order total
+    // so a reused slot is never overwritten while still being read).
+    if (k > 0 && nodes_[k - 1] && std::find(deps.begin(), deps.end(), nodes_[k - 1]) == deps.end())
+      deps.push_back(nodes_[k - 1]);
+    if (specs_[k].numel() == 0) {
+      nodes_[k] = k > 0 ? nodes_[k - 1] : nullptr;
+      continue;
+    }
+    CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
+    d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, deps.data(), deps.size(), &p), "cuGraphAddKernelNode");
+  }
+  d_.check(d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiate");
+}
+
+void Executable::rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
+  if (!exec_)
+    fail("rebindGraph before captureGraph");
+  bind(inputs, outputs);
+  for (unsigned k = 0; k < specs_.size(); ++k) {
+    if (specs_[k].numel() == 0)
+      continue;
+    CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
+    d_.check(d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[k], &p), "cuGraphExecKernelNodeSetParams");
+  }
+}
+
+void Executable::replay(CUstream stream) {
+  if (!exec_)
+    fail("replay before captureGraph");
+  d_.check(d_.cuGraphLaunch(exec_, stream), "cuGraphLaunch");
+}
+
+} // namespace kfuse::runtime

@@ -1,0 +1,65 @@
+#pragma once
+/// Executable: a graph compiled for the current device. It holds the module, the kernel
+/// functions, the memory plan and its arena. Buffers are the caller's: inputs in graph
+/// input order, outputs in graph output order (device pointers). It launches the kernels
+/// on a stream, or records them once as a CUDA graph (explicit kernel nodes with
+/// dependency edges) that is replayed and can be rebound to other buffers.
+#include "codegen/KernelSpec.h"
+#include "runtime/Driver.h"
+#include "runtime/MemoryPlan.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <string>
+#include <vector>
+
+namespace kfuse::runtime {
+
+class Executable {
+public:
+  Executable(Driver &d, const Graph &g);
+  ~Executable();
+  Executable(const Executable &) = delete;
+  Executable &operator=(const Executable &) = delete;
+
+  const std::vector<codegen::KernelSpec> &specs() const { return specs_; }
+  const std::string &source() const { return source_; }
+  const MemoryPlan &memoryPlan() const { return plan_; }
+  codegen::LaunchConfig launchConfig(unsigned kernel) const { return configs_[kernel]; }
+
+  /// Launches every kernel in order on `stream`.
+  void launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream);
+  /// Launches kernel `k` alone (buffers as bound by the last launch/bind).
+  void launchKernel(unsigned k, CUstream stream);
+  /// Resolves every kernel's parameters for these buffers.
+  void bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs);
+
+  /// Builds and instantiates the CUDA graph for the bound buffers.
+  void captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs);
+  /// Points the instantiated graph's kernels at other buffers (no re-instantiation).
+  void rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs);
+  void replay(CUstream stream);
+
+private:
+  CUDA_KERNEL_NODE_PARAMS nodeParams(unsigned k);
+
+  Driver &d_;
+  std::vector<codegen::KernelSpec> specs_;
+  std::string source_;
+  MemoryPlan plan_;
+  std::vector<unsigned> inputIds_, outputIds_;
+  std::vector<codegen::LaunchConfig> configs_;
+  CUmodule module_ = nullptr;
+  std::vector<CUfunction> functions_;
+  CUdeviceptr arena_ = 0;
+  std::vector<std::vector<CUdeviceptr>> args_;
+  std::vector<std::vector<void *>> argPtrs_;
+  /// Per graph output: -1 when a kernel writes it; otherwise the graph input (i) or
+  /// earlier output (-2 - j) it is a copy of (`output %x` of an input, or twice the same).
+  std::vector<int> copySource_;
+  std::vector<size_t> outputBytes_;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+  std::vector<CUgraphNode> nodes_;
+};
+
+} // namespace kfuse::runtime

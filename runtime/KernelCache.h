@@ -1,0 +1,28 @@
+#pragma once
+/// The kernel cache: cubins kept in memory and on disk (KFUSE_CACHE_DIR, default
+/// ~/.cache/kfuse), keyed by a hash of source + options + NVRTC version + arch. Disk entries
+/// are written atomically (temp file, then rename) and checked on load (magic header,
+/// size, checksum); a corrupt entry is compiled again and rewritten.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace kfuse::runtime {
+
+uint64_t fnv1a(std::string_view bytes);
+/// 16 hex digits of fnv1a.
+std::string hashHex(std::string_view bytes);
+std::string cacheDirectory();
+
+struct CacheStats {
+  unsigned memoryHits = 0, diskHits = 0, compiles = 0, corrupt = 0;
+};
+
+/// The cubin for `source` on `arch`, from memory, disk or a fresh NVRTC compile.
+std::string cachedCubin(const std::string &source, const std::string &arch);
+CacheStats &cacheStats();
+/// The disk path a program's entry has (for tests).
+std::string cacheEntryPath(const std::string &source, const std::string &arch);
+
+} // namespace kfuse::runtime

@@ -1,0 +1,69 @@
+#include "runtime/Nvrtc.h"
+
+#include "ir/Error.h"
+#include "runtime/KernelCache.h"
+
+#include <fstream>
+#include <nvrtc.h>
+
+namespace kfuse::runtime {
+
+std::string nvrtcVersionString() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return fmt::format("{}.{}", major, minor);
+}
+
+std::vector<std::string> nvrtcOptions(const std::string &arch) {
+  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device"};
+}
+
+static void checkNvrtc(nvrtcResult r, const char *what) {
+  if (r != NVRTC_SUCCESS)
+    fail("NVRTC {} failed: {}", what, nvrtcGetErrorString(r));
+}
+
+CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch, bool wantPtx) {
+  nvrtcProgram prog;
+  checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(), "kfuse.cu", 0, nullptr, nullptr), "create");
+  std::vector<std::string> opts = nvrtcOptions(arch);
+  std::vector<const char *> copts;
+  for (const std::string &o : opts)
+    copts.push_back(o.c_str());
+  nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  CompiledProgram out;
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(prog, &logSize);
+  out.log.resize(logSize);
+  if (logSize)
+    nvrtcGetProgramLog(prog, out.log.data());
+  while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n'))
+    out.log.pop_back();
+  if (r != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    std::string path = cacheDirectory() + "/failed-" + hashHex(source) + ".cu";
+    std::error_code ec;
+    std::filesystem::create_directories(cacheDirectory(), ec);
+    std::ofstream(path) << source;
+    std::string joined;
+    for (const std::string &o : opts)
+      joined += (joined.empty() ? "" : " ") + o;
+    fail("NVRTC could not compile the generated kernels ({}); options: {}; source: {}; log:\n{}",
+         nvrtcGetErrorString(r), joined, path, out.log);
+  }
+  size_t n = 0;
+  checkNvrtc(nvrtcGetCUBINSize(prog, &n), "getting the cubin size");
+  out.cubin.resize(n);
+  checkNvrtc(nvrtcGetCUBIN(prog, out.cubin.data()), "getting the cubin");
+  if (wantPtx) {
+    checkNvrtc(nvrtcGetPTXSize(prog, &n), "getting the PTX size");
+    out.ptx.resize(n);
+    checkNvrtc(nvrtcGetPTX(prog, out.ptx.data()), "getting the PTX");
+    while (!out.ptx.empty() && out.ptx.back() == '\0')
+      out.ptx.pop_back();
+  }
+  nvrtcDestroyProgram(&prog);
+  return out;
+}
+
+} // namespace kfuse::runtime

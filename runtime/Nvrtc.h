@@ -1,0 +1,23 @@
+#pragma once
+/// NVRTC: compiles a whole kfuse program (every kernel of a graph) to cubin and PTX for
+/// one architecture. A failed compile throws kfuse::Error with the log, the options and
+/// the path where the source was dumped.
+#include <string>
+#include <vector>
+
+namespace kfuse::runtime {
+
+struct CompiledProgram {
+  std::string cubin; ///< bytes
+  std::string ptx;
+  std::string log;
+};
+
+/// "13.0"
+std::string nvrtcVersionString();
+/// The options kfuse compiles with for `arch` ("sm_90").
+std::vector<std::string> nvrtcOptions(const std::string &arch);
+/// Compiles `source`; `wantPtx` also asks for PTX (cubin is always produced).
+CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch, bool wantPtx);
+
+} // namespace kfuse::runtime
