@@ -90,9 +90,15 @@ static void writeEntry(const std::string &path, const std::string &cubin) {
     std::filesystem::remove(tmp, ec);
 }
 
+static std::mutex mu;
+static std::unordered_map<std::string, std::string> memory;
+
+void clearMemoryCache() {
+  std::lock_guard<std::mutex> lock(mu);
+  memory.clear();
+}
+
 std::string cachedCubin(const std::string &source, const std::string &arch) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::string> memory;
   std::lock_guard<std::mutex> lock(mu);
   std::string key = cacheKey(source, arch);
   if (auto it = memory.find(key); it != memory.end()) {

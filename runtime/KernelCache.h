@@ -22,6 +22,8 @@ struct CacheStats {
 /// The cubin for `source` on `arch`, from memory, disk or a fresh NVRTC compile.
 std::string cachedCubin(const std::string &source, const std::string &arch);
 CacheStats &cacheStats();
+/// Forgets the in-memory entries (as a new process would); the disk stays.
+void clearMemoryCache();
 /// The disk path a program's entry has (for tests).
 std::string cacheEntryPath(const std::string &source, const std::string &arch);
 

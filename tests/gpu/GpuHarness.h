@@ -1,0 +1,42 @@
+#pragma once
+/// Helpers of the GPU tests: a float64 host reference (the interpreter's rules: inputs
+/// rounded to their dtype, literals as f32, cast rounds, outputs rounded; intermediates
+/// exact), device buffers with dtype conversion, poisoning and tolerance checks.
+#include "ir/Graph.h"
+#include "runtime/Driver.h"
+#include "runtime/Executable.h"
+
+#include <string>
+#include <vector>
+
+namespace kfuse::gputest {
+
+using HostTensor = std::vector<double>;
+
+std::vector<HostTensor> reference(const Graph &g, const std::vector<HostTensor> &inputs);
+/// Random values in [-2, 2], rounded to `t`; about 1% NaN/+Inf/-Inf when `specials`.
+HostTensor randomTensor(const TensorType &t, uint64_t seed, bool specials);
+
+struct DeviceBuffer {
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t b);
+  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = 0; }
+  DeviceBuffer &operator=(DeviceBuffer &&o) noexcept;
+  ~DeviceBuffer();
+};
+
+DeviceBuffer upload(const TensorType &t, const HostTensor &v);
+HostTensor download(const TensorType &t, const DeviceBuffer &b);
+/// Fills with 0xFF bytes: NaN in f32, f16 and bf16, so an unwritten element fails.
+void poison(DeviceBuffer &b);
+
+/// "" when `got` matches `ref` within the dtype's tolerance, else a description.
+std::string compare(DType t, const HostTensor &got, const HostTensor &ref);
+
+/// Runs `g` on the GPU (plain launches) and checks every output against the reference.
+/// Returns "" on success.
+std::string runAndCheck(const Graph &g, uint64_t seed, bool specials);
+
+} // namespace kfuse::gputest

@@ -1,0 +1,190 @@
+// Codegen and the GPU-free half of the runtime: kernel specs, the emitted CUDA source
+// (golden), NVRTC compiles, the kernel cache and the memory planner.
+#include "codegen/CudaCodegen.h"
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "runtime/KernelCache.h"
+#include "runtime/MemoryPlan.h"
+#include "runtime/Nvrtc.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace kfuse;
+using namespace kfuse::codegen;
+
+static std::string kernelPart(const std::string &src) {
+  size_t at = src.find("\nstatic __device__ __forceinline__ void kf0");
+  REQUIRE(at != std::string::npos);
+  return src.substr(at + 1);
+}
+
+TEST_CASE("golden: the seed doubling kernel, n=10, 4 threads per block", "[codegen]") {
+  Graph g("seed");
+  Value x = g.input("x", f32, {10});
+  Value y = x * 2.0;
+  y->setName("y.out");
+  g.output(y);
+  std::vector<KernelSpec> specs = buildKernelSpecs(g);
+  REQUIRE(specs.size() == 1);
+  LaunchConfig c = specs[0].launchConfig(4, 1000);
+  CHECK(c.block == 4);
+  CHECK(c.grid == 3); // 12 threads for 10 elements: two idle
+  CHECK(specs[0].mangled == "kf0_y_2Eout");
+  std::string src = emitProgram(specs, 4);
+  CHECK(kernelPart(src) == R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
+  (void)i;
+  const float t0 = a0;
+  const float t1 = t0 * 2.0f;
+  r0 = t1;
+}
+
+extern "C" __global__ void __launch_bounds__(4) kf0_y_2Eout(const float *__restrict__ in0, float *__restrict__ out0) {
+  const unsigned n = 10u;
+  const unsigned stride = (unsigned)gridDim.x * blockDim.x;
+  const unsigned tid = (unsigned)blockIdx.x * blockDim.x + threadIdx.x;
+  for (unsigned i = 0u + tid; i < n; i += stride) kf0_y_2Eout_elem(i, in0, out0, in0[i], out0[i]);
+}
+)");
+  CHECK(emitProgram(buildKernelSpecs(g), 4) == src); // byte-for-byte stable
+}
+
+static std::unique_ptr<Graph> geluGraph(int64_t rows, int64_t cols, bool fused) {
+  auto g = std::make_unique<Graph>("gelu");
+  Value x = g->input("x", bf16, {rows, cols});
+  Value a = g->input("a", bf16, {cols});
+  Value b = g->input("b", bf16, {rows, 1});
+  g->output(gelu_tanh(x * a + b));
+  if (fused) {
+    int k = g->addKernel("gelu");
+    for (Node *n : g->nodes())
+      if (!n->isInput())
+        n->setKernel(k);
+  }
+  return g;
+}
+
+TEST_CASE("fused kernel: broadcast by index arithmetic, 16-byte vectors, one kernel", "[codegen]") {
+  auto g = geluGraph(65536, 4096, true);
+  std::vector<KernelSpec> specs = buildKernelSpecs(*g);
+  REQUIRE(specs.size() == 1);
+  CHECK(specs[0].inputs.size() == 3);
+  CHECK(specs[0].outputs.size() == 1);
+  CHECK(specs[0].vectorWidth() == 8);
+  std::string src = emitProgram(specs);
+  CHECK(src.find("in1[(i) % 4096u]") != std::string::npos); // row vector
+  CHECK(src.find("in2[i / 4096u]") != std::string::npos);   // column vector
+  CHECK(src.find("reinterpret_cast<const uint4 *>(in0)[vi]") != std::string::npos);
+  CHECK(src.find("kf_f2bf(") != std::string::npos);
+  CHECK(src.find("unsigned n = 268435456u") != std::string::npos);
+}
+
+TEST_CASE("unfused plan: one kernel per op, intermediates cross kernels", "[codegen]") {
+  auto g = geluGraph(3, 5, false);
+  std::vector<KernelSpec> specs = buildKernelSpecs(*g);
+  REQUIRE(specs.size() == 3);
+  CHECK(specs[1].inputs.size() == 2);
+  CHECK(specs[0].vectorWidth() == 1); // tiny
+}
+
+TEST_CASE("64-bit indices only at 2^31 elements and beyond", "[codegen]") {
+  Graph g("wide");
+  g.output(g.input("x", f32, {int64_t(1) << 31}) * 3.0);
+  std::vector<KernelSpec> specs = buildKernelSpecs(g);
+  CHECK(specs[0].wide());
+  CHECK(emitProgram(specs).find("const unsigned long long n = 2147483648ull;") != std::string::npos);
+  Graph h("narrow");
+  h.output(h.input("x", f32, {(int64_t(1) << 31) - 1}) * 3.0);
+  CHECK_FALSE(buildKernelSpecs(h)[0].wide());
+}
+
+TEST_CASE("user names are mangled, matmul is refused clearly", "[codegen]") {
+  CHECK(mangle("a b*/") == "a_20b_2A_2F");
+  Graph g("mm");
+  Value a = g.input("a", f32, {4, 8});
+  Value b = g.input("b", f32, {8, 2});
+  g.output(matmul(a, b));
+  CHECK_THROWS_WITH(buildKernelSpecs(g), Catch::Contains("matmul kernels are not generated yet"));
+}
+
+TEST_CASE("NaN-aware max/min/relu and literal spelling", "[codegen]") {
+  Graph g("nan");
+  Value x = g.input("x", f16, {7});
+  g.output(relu(max(x, 1e30) + min(x, -0.5)));
+  std::string src = emitProgram(buildKernelSpecs(g));
+  CHECK(src.find("kf_max(t0, 1.00000002e+30f)") != std::string::npos);
+  CHECK(src.find("kf_min(t0, -0.5f)") != std::string::npos);
+  CHECK(src.find("fmaxf(a, b)") != std::string::npos);
+  CHECK(src.find("(a != a || b != b) ? kf_nan()") != std::string::npos);
+}
+
+TEST_CASE("NVRTC compiles every kernel of a program to an sm_90 cubin without a GPU", "[nvrtc]") {
+  auto g = geluGraph(65536, 4096, true);
+  std::string src = emitProgram(buildKernelSpecs(*g));
+  runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_90", true);
+  CHECK(p.cubin.size() > 1000);
+  CHECK(p.cubin.compare(0, 4, "\x7f" "ELF") == 0);
+  CHECK(p.ptx.find(".entry kf0_gelu") != std::string::npos);
+}
+
+TEST_CASE("a failed NVRTC compile names the log, options and dumped source", "[nvrtc]") {
+  try {
+    runtime::nvrtcCompile("this is not CUDA", "sm_90", false);
+    FAIL("expected an error");
+  } catch (const Error &e) {
+    std::string m = e.what();
+    CHECK(m.find("--gpu-architecture=sm_90") != std::string::npos);
+    CHECK(m.find("failed-") != std::string::npos);
+    CHECK(m.find("error") != std::string::npos);
+  }
+}
+
+TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompiled", "[cache]") {
+  std::string dir = (std::filesystem::temp_directory_path() / "kfuse-cache-test").string();
+  std::filesystem::remove_all(dir);
+  setenv("KFUSE_CACHE_DIR", dir.c_str(), 1);
+  Graph g("cache");
+  g.output(exp(g.input("x", f32, {123})) + 0.25);
+  std::string src = emitProgram(buildKernelSpecs(g));
+  runtime::CacheStats before = runtime::cacheStats();
+  std::string c1 = runtime::cachedCubin(src, "sm_90");
+  CHECK(runtime::cacheStats().compiles == before.compiles + 1);
+  std::string path = runtime::cacheEntryPath(src, "sm_90");
+  CHECK(std::filesystem::file_size(path) == c1.size() + 24);
+  CHECK(runtime::cachedCubin(src, "sm_90") == c1); // memory hit
+  CHECK(runtime::cacheStats().memoryHits == before.memoryHits + 1);
+  // Another program with the same disk entry corrupted: recompiled, not loaded.
+  std::string src2 = src + "\n// variant\n";
+  std::string c2 = runtime::cachedCubin(src2, "sm_90");
+  std::string path2 = runtime::cacheEntryPath(src2, "sm_90");
+  {
+    std::fstream f(path2, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x55');
+  }
+  runtime::clearMemoryCache();
+  runtime::CacheStats mid = runtime::cacheStats();
+  CHECK(runtime::cachedCubin(src, "sm_90") == c1); // intact entry: a disk hit
+  CHECK(runtime::cacheStats().diskHits == mid.diskHits + 1);
+  CHECK(runtime::cachedCubin(src2, "sm_90") == c2); // corrupt entry: recompiled
+  CHECK(runtime::cacheStats().corrupt == mid.corrupt + 1);
+  CHECK(runtime::cacheStats().compiles == mid.compiles + 1);
+  CHECK(std::filesystem::file_size(path2) == c2.size() + 24);
+  unsetenv("KFUSE_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("memory plan: intermediates share the arena by liveness", "[plan]") {
+  Graph g("chain");
+  Value x = g.input("x", f32, {1000});
+  Value y = exp(neg(abs(x) * 2.0) + 1.0); // five kernels, four intermediates
+  g.output(y);
+  std::vector<KernelSpec> specs = buildKernelSpecs(g);
+  REQUIRE(specs.size() == 5);
+  runtime::MemoryPlan plan = runtime::planMemory(specs, {x->id(), y->id()});
+  CHECK(plan.slots.size() == 4);
+  CHECK(plan.naiveBytes == 4 * 4096);
+  CHECK(plan.peakBytes == 2 * 4096); // each value dies when the next kernel has read it
+}
