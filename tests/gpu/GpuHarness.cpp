@@ -156,9 +156,9 @@ void poison(DeviceBuffer &b) {
     d.check(d.cuMemsetD8_v2(b.ptr, 0xFF, b.bytes), "cuMemsetD8");
 }
 
-std::string compare(DType t, const HostTensor &got, const HostTensor &ref) {
-  double normTol = t == DType::F32 ? 1e-6 : t == DType::F16 ? 1e-3 : 1e-2;
-  double elemTol = t == DType::F32 ? 1e-5 : t == DType::F16 ? 4e-3 : 3e-2;
+std::string compare(DType t, const HostTensor &got, const HostTensor &ref, double scale) {
+  double normTol = scale * (t == DType::F32 ? 1e-6 : t == DType::F16 ? 1e-3 : 1e-2);
+  double elemTol = scale * (t == DType::F32 ? 1e-5 : t == DType::F16 ? 4e-3 : 3e-2);
   double diff2 = 0, ref2 = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     double g = got[i], r = ref[i];
@@ -201,8 +201,20 @@ std::string runAndCheck(const Graph &g, uint64_t seed, bool specials) {
   exe.launch(inPtr, outPtr, nullptr);
   d.check(d.cuCtxSynchronize(), "running the kernels");
   std::vector<HostTensor> ref = reference(g, in);
+  // A plan of several kernels stores (and so rounds) its intermediates in their dtype,
+  // which the reference does not: the bound is that of the loosest stored dtype, and it
+  // grows with the number of roundings on the way.
+  auto looseness = [](DType t) { return t == DType::F32 ? 0 : t == DType::F16 ? 1 : 2; };
+  DType stored = DType::F32;
+  for (const codegen::KernelSpec &k : exe.specs())
+    for (const codegen::SpecOutput &o : k.outputs)
+      if (looseness(o.tensor.type.dtype) > looseness(stored))
+        stored = o.tensor.type.dtype;
+  double scale = exe.specs().size() > 1 ? 4.0 : 1.0;
   for (size_t j = 0; j < g.outputs().size(); ++j) {
-    std::string m = compare(g.outputs()[j]->dtype(), download(g.outputs()[j]->type(), outBuf[j]), ref[j]);
+    DType t = g.outputs()[j]->dtype();
+    DType tol = exe.specs().size() > 1 && looseness(stored) > looseness(t) ? stored : t;
+    std::string m = compare(tol, download(g.outputs()[j]->type(), outBuf[j]), ref[j], scale);
     if (!m.empty())
       return fmt::format("output {} ({}): {}", j, g.outputs()[j]->type().str(), m);
   }

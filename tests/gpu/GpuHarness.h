@@ -32,8 +32,9 @@ HostTensor download(const TensorType &t, const DeviceBuffer &b);
 /// Fills with 0xFF bytes: NaN in f32, f16 and bf16, so an unwritten element fails.
 void poison(DeviceBuffer &b);
 
-/// "" when `got` matches `ref` within the dtype's tolerance, else a description.
-std::string compare(DType t, const HostTensor &got, const HostTensor &ref);
+/// "" when `got` matches `ref` within the dtype's tolerance (times `scale`), else a
+/// description. Per element |got - ref| <= tol * (1 + |ref|); NaN only where ref is NaN.
+std::string compare(DType t, const HostTensor &got, const HostTensor &ref, double scale = 1.0);
 
 /// Runs `g` on the GPU (plain launches) and checks every output against the reference.
 /// Returns "" on success.
