@@ -1,0 +1,102 @@
+// `kfuse compile G.kf [--arch sm_90] [--no-fusion] [--dump-kernels DIR] [--emit cuda,ptx,cubin]`:
+// runs the -O2 pipeline (or none), generates the CUDA C of every kernel, compiles the whole
+// program with NVRTC for one architecture and, with --dump-kernels, writes what is needed to
+// rebuild and launch each kernel by hand. Needs no GPU.
+#include "codegen/CudaCodegen.h"
+#include "codegen/KernelSpec.h"
+#include "ir/Error.h"
+#include "ir/Parser.h"
+#include "passes/PassManager.h"
+#include "runtime/Nvrtc.h"
+#include "tools/CliArgs.h"
+#include "tools/Command.h"
+
+#include <filesystem>
+#include <fmt/core.h>
+#include <fstream>
+#include <set>
+
+namespace kfuse::tool {
+namespace {
+
+void writeFile(const std::filesystem::path &p, const std::string &bytes) {
+  std::ofstream f(p, std::ios::binary);
+  f << bytes;
+  if (!f)
+    fail("cannot write '{}'", p.string());
+}
+
+int compileMain(const std::vector<std::string> &args) {
+  CliArgs cli("compile", "FILE.kf",
+              "Generates CUDA C for every kernel of each graph and compiles it with NVRTC.");
+  cli.option("--arch", "ARCH", "target architecture (default sm_90)");
+  cli.flag("--no-fusion", "every op its own kernel (no passes)");
+  cli.option("--dump-kernels", "DIR", "write each kernel's .cu, the NVRTC options and launches");
+  cli.option("--emit", "LIST", "with --dump-kernels: any of cuda,ptx,cubin (default cuda)");
+  if (auto rc = cli.parse(args))
+    return *rc;
+  std::string arch = cli.value("--arch", "sm_90");
+  if (arch.rfind("sm_", 0) != 0)
+    return cli.badArgs(fmt::format("--arch must look like sm_90, got '{}'", arch));
+  std::set<std::string> emit;
+  for (std::string rest = cli.value("--emit", "cuda"); !rest.empty();) {
+    size_t comma = rest.find(',');
+    std::string item = rest.substr(0, comma);
+    if (item != "cuda" && item != "ptx" && item != "cubin")
+      return cli.badArgs(fmt::format("--emit takes cuda, ptx or cubin, got '{}'", item));
+    emit.insert(item);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  std::string dumpDir = cli.value("--dump-kernels");
+  auto graphs = parseFile(cli.positionals()[0]);
+  for (auto &g : graphs) {
+    if (!cli.has("--no-fusion")) {
+      PassManager pm;
+      pm.addPipeline(defaultPipeline());
+      pm.run(*g);
+    }
+    std::vector<codegen::KernelSpec> specs = codegen::buildKernelSpecs(*g);
+    std::string source = codegen::emitProgram(specs);
+    runtime::CompiledProgram prog = runtime::nvrtcCompile(source, arch, emit.count("ptx") > 0);
+    fmt::print("graph {}: {} kernel{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {})\n",
+               g->name(), specs.size(), specs.size() == 1 ? "" : "s", source.size(),
+               prog.cubin.size(), arch, runtime::nvrtcVersionString());
+    std::string options;
+    for (const std::string &o : runtime::nvrtcOptions(arch))
+      options += o + "\n";
+    std::string launches = "# kernel grid block numel\n";
+    for (const auto &s : specs) {
+      codegen::LaunchConfig lc = s.launchConfig(codegen::kDefaultBlock, 132 * 8);
+      launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
+      fmt::print("  {:<24} {:>12} elements  grid {} x block {}\n", s.mangled, s.numel(), lc.grid,
+                 lc.block);
+    }
+    if (dumpDir.empty())
+      continue;
+    std::filesystem::path dir = graphs.size() == 1 ? std::filesystem::path(dumpDir)
+                                                   : std::filesystem::path(dumpDir) / g->name();
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      fail("cannot create '{}': {}", dir.string(), ec.message());
+    if (emit.count("cuda")) {
+      writeFile(dir / "program.cu", source);
+      for (const auto &s : specs) // each kernel standalone, with the prelude, to rebuild alone
+        writeFile(dir / (s.mangled + ".cu"), codegen::emitProgram({s}));
+    }
+    if (emit.count("ptx"))
+      writeFile(dir / "program.ptx", prog.ptx);
+    if (emit.count("cubin"))
+      writeFile(dir / "program.cubin", prog.cubin);
+    writeFile(dir / "nvrtc-options.txt", options);
+    writeFile(dir / "launch.txt", launches);
+    fmt::print("  wrote {}\n", dir.string());
+  }
+  return kExitOk;
+}
+
+CommandRegistration reg{"compile", "generate CUDA C and compile it with NVRTC (no GPU needed)",
+                        compileMain};
+
+} // namespace
+} // namespace kfuse::tool
