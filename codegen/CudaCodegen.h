@@ -14,8 +14,16 @@ namespace kfuse::codegen {
 /// Threads per block every generated kernel is written for (__launch_bounds__).
 inline constexpr unsigned kDefaultBlock = 256;
 
-/// The whole program: a small prelude of helpers, then each kernel. `block` is the
-/// __launch_bounds__ each kernel declares.
-std::string emitProgram(const std::vector<KernelSpec> &specs, unsigned block = kDefaultBlock);
+/// Vector steps each thread keeps in flight per grid-stride iteration (its loads issued
+/// together): more bytes in flight per SM to cover DRAM latency.
+inline constexpr unsigned kDefaultUnroll = 2;
+
+struct CodegenOptions {
+  unsigned block = kDefaultBlock; ///< the __launch_bounds__ each kernel declares
+  unsigned unroll = kDefaultUnroll;
+};
+
+/// The whole program: a small prelude of helpers, then each kernel.
+std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptions &options = {});
 
 } // namespace kfuse::codegen

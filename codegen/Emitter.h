@@ -18,8 +18,9 @@ public:
   /// Writes `header {` and indents.
   template <typename... Args> void openScope(fmt::format_string<Args...> f, Args &&...args) {
     out_.append(indent_ * 2, ' ');
-    out_ += fmt::format(f, std::forward<Args>(args)...);
-    out_ += out_.back() == '\n' ? "{\n" : " {\n";
+    std::string header = fmt::format(f, std::forward<Args>(args)...);
+    out_ += header;
+    out_ += header.empty() || header.back() == '\n' ? "{\n" : " {\n";
     ++indent_;
   }
   /// Dedents and writes `}` followed by `trailer`.

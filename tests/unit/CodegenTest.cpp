@@ -33,8 +33,10 @@ TEST_CASE("golden: the seed doubling kernel, n=10, 4 threads per block", "[codeg
   CHECK(c.block == 4);
   CHECK(c.grid == 3); // 12 threads for 10 elements: two idle
   CHECK(specs[0].mangled == "kf0_y_2Eout");
-  std::string src = emitProgram(specs, 4);
-  CHECK(kernelPart(src) == R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
+  std::string src = emitProgram(specs, {.block = 4});
+  CHECK(
+      kernelPart(src) ==
+      R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
   (void)i;
   const float t0 = a0;
   const float t1 = t0 * 2.0f;
@@ -48,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(4) kf0_y_2Eout(const float *__restr
   for (unsigned i = 0u + tid; i < n; i += stride) kf0_y_2Eout_elem(i, in0, out0, in0[i], out0[i]);
 }
 )");
-  CHECK(emitProgram(buildKernelSpecs(g), 4) == src); // byte-for-byte stable
+  CHECK(emitProgram(buildKernelSpecs(g), {.block = 4}) == src); // byte-for-byte stable
 }
 
 static std::unique_ptr<Graph> geluGraph(int64_t rows, int64_t cols, bool fused) {
@@ -74,9 +76,16 @@ TEST_CASE("fused kernel: broadcast by index arithmetic, 16-byte vectors, one ker
   CHECK(specs[0].outputs.size() == 1);
   CHECK(specs[0].vectorWidth() == 8);
   std::string src = emitProgram(specs);
-  CHECK(src.find("in1[(i) % 4096u]") != std::string::npos); // row vector
-  CHECK(src.find("in2[i / 4096u]") != std::string::npos);   // column vector
-  CHECK(src.find("reinterpret_cast<const uint4 *>(in0)[vi]") != std::string::npos);
+  // The row is read as 16-byte vectors at its own offset, the column once per vector
+  // (its value is the same for the 8 elements), x as 16-byte vectors at the linear index.
+  CHECK(src.find("*reinterpret_cast<const uint4 *>(in1 + ((i) % 4096u))") != std::string::npos);
+  CHECK(src.find("a2[u] = in2[i / 4096u];") != std::string::npos);
+  CHECK(src.find("*reinterpret_cast<const uint4 *>(in0 + i)") != std::string::npos);
+  // The scalar tail reads every tensor element by element.
+  CHECK(src.find("in0[i], in1[(i) % 4096u], in2[i / 4096u], out0[i]") != std::string::npos);
+  // Alignment is checked for every tensor read or written as vectors.
+  CHECK(src.find("(unsigned long long)in0 | (unsigned long long)in1 | (unsigned long long)out0") !=
+        std::string::npos);
   CHECK(src.find("kf_f2bf(") != std::string::npos);
   CHECK(src.find("unsigned n = 268435456u") != std::string::npos);
 }
@@ -94,7 +103,8 @@ TEST_CASE("64-bit indices only at 2^31 elements and beyond", "[codegen]") {
   g.output(g.input("x", f32, {int64_t(1) << 31}) * 3.0);
   std::vector<KernelSpec> specs = buildKernelSpecs(g);
   CHECK(specs[0].wide());
-  CHECK(emitProgram(specs).find("const unsigned long long n = 2147483648ull;") != std::string::npos);
+  CHECK(emitProgram(specs).find("const unsigned long long n = 2147483648ull;") !=
+        std::string::npos);
   Graph h("narrow");
   h.output(h.input("x", f32, {(int64_t(1) << 31) - 1}) * 3.0);
   CHECK_FALSE(buildKernelSpecs(h)[0].wide());
@@ -125,7 +135,9 @@ TEST_CASE("NVRTC compiles every kernel of a program to an sm_90 cubin without a 
   std::string src = emitProgram(buildKernelSpecs(*g));
   runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_90", true);
   CHECK(p.cubin.size() > 1000);
-  CHECK(p.cubin.compare(0, 4, "\x7f" "ELF") == 0);
+  CHECK(p.cubin.compare(0, 4,
+                        "\x7f"
+                        "ELF") == 0);
   CHECK(p.ptx.find(".entry kf0_gelu") != std::string::npos);
 }
 
