@@ -223,41 +223,66 @@ void evalMatMulNode(const Node *n, const Tensor &a, const Tensor &b, Tensor &out
 
 double evalUnary(OpKind k, double x) {
   switch (k) {
-  case OpKind::Neg: return -x;
-  case OpKind::Abs: return std::fabs(x);
-  case OpKind::Exp: return std::exp(x);
-  case OpKind::Log: return std::log(x);
-  case OpKind::Sqrt: return std::sqrt(x);
-  case OpKind::Rsqrt: return 1.0 / std::sqrt(x);
-  case OpKind::Tanh: return std::tanh(x);
-  case OpKind::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
-  case OpKind::Relu: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
-  case OpKind::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  case OpKind::Neg:
+    return -x;
+  case OpKind::Abs:
+    return std::fabs(x);
+  case OpKind::Exp:
+    return std::exp(x);
+  case OpKind::Log:
+    return std::log(x);
+  case OpKind::Sqrt:
+    return std::sqrt(x);
+  case OpKind::Rsqrt:
+    return 1.0 / std::sqrt(x);
+  case OpKind::Tanh:
+    return std::tanh(x);
+  case OpKind::Sigmoid:
+    return 1.0 / (1.0 + std::exp(-x));
+  case OpKind::Relu:
+    return std::isnan(x) ? x : (x > 0 ? x : 0.0);
+  case OpKind::Gelu:
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   case OpKind::GeluTanh: {
     const double c = std::sqrt(2.0 / std::numbers::pi);
     return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
   }
-  case OpKind::Silu: return x / (1.0 + std::exp(-x));
-  default: break;
+  case OpKind::Silu:
+    return x / (1.0 + std::exp(-x));
+  default:
+    break;
   }
   fail("interpreter: '{}' is not a unary op", opName(k));
 }
 
 double evalBinary(OpKind k, double a, double b) {
   switch (k) {
-  case OpKind::Add: return a + b;
-  case OpKind::Sub: return a - b;
-  case OpKind::Mul: return a * b;
-  case OpKind::Div: return a / b;
-  case OpKind::Max: return (std::isnan(a) || std::isnan(b)) ? kNaN : std::max(a, b);
-  case OpKind::Min: return (std::isnan(a) || std::isnan(b)) ? kNaN : std::min(a, b);
-  case OpKind::Pow: return std::pow(a, b);
-  default: break;
+  case OpKind::Add:
+    return a + b;
+  case OpKind::Sub:
+    return a - b;
+  case OpKind::Mul:
+    return a * b;
+  case OpKind::Div:
+    return a / b;
+  case OpKind::Max:
+    return (std::isnan(a) || std::isnan(b)) ? kNaN : std::max(a, b);
+  case OpKind::Min:
+    return (std::isnan(a) || std::isnan(b)) ? kNaN : std::min(a, b);
+  case OpKind::Pow:
+    return std::pow(a, b);
+  default:
+    break;
   }
   fail("interpreter: '{}' is not a binary op", opName(k));
 }
 
 std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs) {
+  return interpret(g, inputs, {});
+}
+
+std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs,
+                              llvm::ArrayRef<unsigned> stored) {
   const std::vector<Node *> &nodes = g.nodes();
   unsigned maxId = 0;
   for (const Node *n : nodes) {
@@ -294,6 +319,10 @@ std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs) {
     isOut[n->id()] = 1;
   for (size_t i = 0; i < graphInputs.size(); ++i)
     inputIndex[graphInputs[i]->id()] = static_cast<int64_t>(i);
+  std::vector<char> isStored(maxId + 1, 0);
+  for (unsigned id : stored)
+    if (id <= maxId)
+      isStored[id] = 1;
 
   auto release = [&](const Node *n) {
     if (--pending[n->id()] == 0 && !isOut[n->id()]) {
@@ -318,13 +347,21 @@ std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs) {
         roundInPlace(out);
         break;
       }
-      case OpClass::Unary: evalUnaryNode(n, *operandTensor(0), out); break;
-      case OpClass::Cast: evalCastNode(n, *operandTensor(0), out); break;
-      case OpClass::Binary: evalBinaryNode(n, operandTensor(0), operandTensor(1), out); break;
+      case OpClass::Unary:
+        evalUnaryNode(n, *operandTensor(0), out);
+        break;
+      case OpClass::Cast:
+        evalCastNode(n, *operandTensor(0), out);
+        break;
+      case OpClass::Binary:
+        evalBinaryNode(n, operandTensor(0), operandTensor(1), out);
+        break;
       case OpClass::Contraction:
         evalMatMulNode(n, *operandTensor(0), *operandTensor(1), out);
         break;
       }
+      if (isStored[n->id()])
+        roundInPlace(out);
       values[n->id()] = std::move(out);
     }
     for (const Operand &o : n->operands())

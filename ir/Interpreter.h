@@ -26,6 +26,11 @@ inline constexpr int64_t kMaxInterpretElements = int64_t(1) << 28;
 /// output, in order. Works without recursion on graphs of any length and frees each
 /// intermediate tensor once its last user has run.
 std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs);
+/// The same, but the values of the nodes with ids in `stored` are also rounded to their
+/// dtype where they are computed: the numbers a plan of several kernels gives, which stores
+/// (and so rounds) every value that crosses from one kernel to another.
+std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs,
+                              llvm::ArrayRef<unsigned> stored);
 
 /// The scalar semantics of the elementwise ops in float64 (PyTorch's NaN rules: relu, max and
 /// min propagate NaN). Throws kfuse::Error for an op that is not Unary / Binary.

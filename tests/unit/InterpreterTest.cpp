@@ -1,8 +1,9 @@
 // The reference interpreter: hand-computed values for every op, PyTorch's NaN rules, NumPy
 // broadcasting, matmul against hand values and a naive loop, rounding, and input errors.
-#include "ir/Builder.h"
-#include "ir/Error.h"
 #include "ir/Interpreter.h"
+#include "ir/Builder.h"
+#include "ir/Compare.h"
+#include "ir/Error.h"
 #include "ir/Random.h"
 
 #include <catch2/catch.hpp>
@@ -131,8 +132,8 @@ TEST_CASE("interpreter: NaN propagates as in PyTorch", "[interp][nan]") {
   g.output(min(y, x));
   g.output(exp(x) + 1.0);
   g.output(max(x, 0.0)); // the literal side is not NaN, the result still is
-  auto out = interpret(g, {tensor(bf16, {4}, {kNaN, -2.0, 3.0, kNaN}),
-                           tensor(bf16, {4}, {1.0, kNaN, -1.0, kNaN})});
+  auto out = interpret(
+      g, {tensor(bf16, {4}, {kNaN, -2.0, 3.0, kNaN}), tensor(bf16, {4}, {1.0, kNaN, -1.0, kNaN})});
   checkClose(out[0], {kNaN, 0.0, 3.0, kNaN});
   checkClose(out[1], {kNaN, kNaN, 3.0, kNaN});
   checkClose(out[2], {kNaN, kNaN, -1.0, kNaN});
@@ -147,7 +148,8 @@ TEST_CASE("interpreter: broadcasting follows NumPy", "[interp][broadcast]") {
     auto b = g.input("b", f32, {3});
     g.output(a - b);
     g.output(b - a);
-    auto out = interpret(g, {tensor(f32, {2, 3}, {1, 2, 3, 4, 5, 6}), tensor(f32, {3}, {10, 20, 30})});
+    auto out =
+        interpret(g, {tensor(f32, {2, 3}, {1, 2, 3, 4, 5, 6}), tensor(f32, {3}, {10, 20, 30})});
     checkClose(out[0], {-9, -18, -27, -6, -15, -24});
     checkClose(out[1], {9, 18, 27, 6, 15, 24});
     CHECK(out[0].type.str() == "f32[2, 3]");
@@ -165,7 +167,8 @@ TEST_CASE("interpreter: broadcasting follows NumPy", "[interp][broadcast]") {
     auto a = g.input("a", f32, {2, 1, 2});
     auto b = g.input("b", f32, {3, 1});
     g.output(a + b);
-    auto out = interpret(g, {tensor(f32, {2, 1, 2}, {1, 2, 3, 4}), tensor(f32, {3, 1}, {10, 20, 30})});
+    auto out =
+        interpret(g, {tensor(f32, {2, 1, 2}, {1, 2, 3, 4}), tensor(f32, {3, 1}, {10, 20, 30})});
     CHECK(out[0].type.str() == "f32[2, 3, 2]");
     checkClose(out[0], {11, 12, 21, 22, 31, 32, 13, 14, 23, 24, 33, 34});
   }
@@ -177,8 +180,8 @@ TEST_CASE("interpreter: broadcasting follows NumPy", "[interp][broadcast]") {
     g.output(m / s);
     g.output(one - m);
     g.output(s * s);
-    auto out = interpret(g, {tensor(f32, {}, {4}), tensor(f32, {1}, {1}),
-                             tensor(f32, {2, 2}, {4, 8, 12, 16})});
+    auto out = interpret(
+        g, {tensor(f32, {}, {4}), tensor(f32, {1}, {1}), tensor(f32, {2, 2}, {4, 8, 12, 16})});
     checkClose(out[0], {1, 2, 3, 4});
     checkClose(out[1], {-3, -7, -11, -15});
     CHECK(out[2].type.str() == "f32[]");
@@ -276,10 +279,10 @@ TEST_CASE("interpreter: matmul with transposes and batch broadcast matches a nai
       {{5, 3}, {5, 4}, true, false},
       {{3, 5}, {4, 5}, false, true},
       {{5, 3}, {4, 5}, true, true},
-      {{2, 1, 3, 5}, {4, 5, 6}, false, false},  // batch [2, 1] x [4] -> [2, 4]
-      {{3, 2, 5}, {1, 2, 7}, true, false},      // batch [3] x [1]
+      {{2, 1, 3, 5}, {4, 5, 6}, false, false}, // batch [2, 1] x [4] -> [2, 4]
+      {{3, 2, 5}, {1, 2, 7}, true, false},     // batch [3] x [1]
       {{1, 4, 3}, {2, 6, 3}, false, true},
-      {{3, 300}, {600, 300}, false, true},      // crosses the 512 x 128 blocking
+      {{3, 300}, {600, 300}, false, true}, // crosses the 512 x 128 blocking
       {{2, 200, 3}, {200, 530}, true, false},
   };
   uint64_t seed = 1;
@@ -303,8 +306,8 @@ TEST_CASE("interpreter: matmul accumulates in float64, then rounds once", "[inte
   auto a = g.input("a", f32, {1, 4});
   auto b = g.input("b", f32, {4, 1});
   g.output(matmul(a, b));
-  auto out = interpret(g, {tensor(f32, {1, 4}, {16777216.0, 1, 1, -16777216.0}),
-                           tensor(f32, {4, 1}, {1, 1, 1, 1})});
+  auto out = interpret(
+      g, {tensor(f32, {1, 4}, {16777216.0, 1, 1, -16777216.0}), tensor(f32, {4, 1}, {1, 1, 1, 1})});
   CHECK(out[0].data[0] == 2.0);
 }
 
@@ -332,7 +335,7 @@ TEST_CASE("interpreter: bf16 and f16 rounding of inputs, casts and outputs", "[i
     auto x = g.input("x", bf16, {1});
     auto y = x + 0.00390625; // 1 + 2^-8: a bf16 tie, rounds to 1
     g.output(y);
-    g.output(cast(y, f32)); // reads y before any store: 1.00390625
+    g.output(cast(y, f32));              // reads y before any store: 1.00390625
     g.output(cast(x + 0.01171875, f16)); // f16 holds 1 + 3 * 2^-8 exactly
     auto out = interpret(g, {tensor(bf16, {1}, {1.0})});
     CHECK(out[0].data[0] == 1.0);
@@ -355,8 +358,7 @@ TEST_CASE("interpreter: inputs must match the graph's", "[interp][errors]") {
   g.output(relu(w));
   Tensor x = tensor(bf16, {2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor wOk = tensor(bf16, {3}, {1, 2, 3});
-  REQUIRE_THROWS_WITH(interpret(g, {x}),
-                      "graph 'mlp' has 2 inputs, but 1 tensor was given");
+  REQUIRE_THROWS_WITH(interpret(g, {x}), "graph 'mlp' has 2 inputs, but 1 tensor was given");
   REQUIRE_THROWS_WITH(interpret(g, {x, tensor(bf16, {4}, {1, 2, 3, 4})}),
                       "input 1 ('w') of graph 'mlp' is bf16[3], but the tensor given is bf16[4]");
   REQUIRE_THROWS_WITH(interpret(g, {tensor(f32, {2, 3}, {1, 2, 3, 4, 5, 6}), wOk}),
@@ -401,13 +403,13 @@ TEST_CASE("interpreter: outputs, shared values and kernel regions", "[interp]") 
   Graph g;
   auto x = g.input("x", f32, {3});
   auto a = x * 2.0;
-  auto b = a + a;        // reads a twice
-  auto dead = exp(b);    // no users, not an output: skipped
+  auto b = a + a;     // reads a twice
+  auto dead = exp(b); // no users, not an output: skipped
   (void)dead;
-  g.output(a);           // an output that also feeds b
+  g.output(a); // an output that also feeds b
   g.output(b);
-  g.output(a);           // listed twice
-  g.output(x);           // an input as an output
+  g.output(a); // listed twice
+  g.output(x); // an input as an output
   Tensor in = tensor(f32, {3}, {1, 2, 3});
   auto plain = interpret(g, {in});
   REQUIRE(plain.size() == 4);
@@ -458,4 +460,37 @@ TEST_CASE("random tensors are deterministic, in [-1, 1), rounded and never zero"
   CHECK(randomTensor({f32, {2}}, 0, 0).data ==
         std::vector<double>{-0.23845167458057404, 0.45389997959136963});
   CHECK(randomTensor({bf16, {2}}, 7, 2).data == std::vector<double>{0.78125, 0.9609375});
+}
+
+TEST_CASE("interpreter: values a plan stores are rounded to their dtype", "[interp]") {
+  // t = x * (1 + 2^-8) is 1 + 2^-7 + 2^-8 + 2^-15 exactly, 1 + 2^-6 once stored in bf16, so
+  // y = t - x is 2^-8 + 2^-15 when t stays in a kernel and 2^-7 when a kernel stores it.
+  Graph g("stored");
+  Value x = g.input("x", bf16, {1});
+  Value t = x * 1.00390625;
+  g.output(t - x);
+  std::vector<Tensor> in = {Tensor(x->type(), {1.0078125})};
+  CHECK(interpret(g, in)[0].data[0] == 0.00390625 + 0.000030517578125);
+  CHECK(interpret(g, in, {t->id()})[0].data[0] == 0.0078125);
+  CHECK(interpret(g, in, {x->id()})[0].data[0] ==
+        0.00390625 + 0.000030517578125); // inputs already are
+}
+
+TEST_CASE("compareValues: dtype tolerances, NaN and Inf only where the reference has them",
+          "[compare]") {
+  Tolerance f32tol = Tolerance::of(DType::F32);
+  CHECK(compareValues({1.0, 2.0}, {1.0, 2.0}, f32tol) == "");
+  CHECK(compareValues({1.0 + 3e-6, 2.0 + 6e-6}, {1.0, 2.0}, f32tol).find("norm") !=
+        std::string::npos);
+  CHECK(compareValues({1.0 + 1e-4, 2.0}, {1.0, 2.0}, f32tol).find("element 0") !=
+        std::string::npos);
+  CHECK(compareValues({1.02}, {1.0}, Tolerance::of(DType::BF16)).find("norm") != std::string::npos);
+  CHECK(compareValues({1.005}, {1.0}, Tolerance::of(DType::BF16)) == "");
+  CHECK(compareValues({NAN}, {NAN}, f32tol) == "");
+  CHECK(compareValues({0.0}, {NAN}, f32tol).find("element 0") != std::string::npos);
+  CHECK(compareValues({NAN}, {0.0}, f32tol).find("element 0") != std::string::npos);
+  CHECK(compareValues({INFINITY}, {INFINITY}, f32tol) == "");
+  CHECK(compareValues({-INFINITY}, {INFINITY}, f32tol) != "");
+  CHECK(compareValues({1e30}, {INFINITY}, f32tol) != "");
+  CHECK(compareValues({1.0}, {1.0, 2.0}, f32tol) != "");
 }

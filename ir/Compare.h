@@ -1,0 +1,24 @@
+#pragma once
+/// Comparing a computed tensor with the reference interpreter's, by the dtype tolerances of
+/// docs/GPU.md: per element |got - ref| <= elem * (1 + |ref|) and, over the tensor,
+/// ||got - ref|| / ||ref|| <= norm; NaN passes only where the reference is NaN, and an
+/// infinity only where the reference is the same infinity. For a matmul the bound grows
+/// with K: pass `scale` (1 for elementwise).
+#include "ir/Tensor.h"
+
+#include <string>
+
+namespace kfuse {
+
+struct Tolerance {
+  double elem = 0, norm = 0;
+  /// f32 1e-5 / 1e-6, f16 4e-3 / 1e-3, bf16 3e-2 / 1e-2, times `scale`.
+  static Tolerance of(DType t, double scale = 1.0);
+};
+
+/// "" when `got` matches `ref`, else what and where the first mismatch is. Both hold the
+/// same number of values.
+std::string compareValues(const std::vector<double> &got, const std::vector<double> &ref,
+                          const Tolerance &tol);
+
+} // namespace kfuse
