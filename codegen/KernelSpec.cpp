@@ -34,6 +34,19 @@ unsigned KernelSpec::vectorWidth() const {
   return static_cast<unsigned>(16 / widest);
 }
 
+int64_t KernelSpec::bytesMoved() const {
+  int64_t b = 0;
+  for (const SpecTensor &t : inputs)
+    b += t.type.bytes();
+  for (const SpecOutput &o : outputs)
+    b += o.tensor.type.bytes();
+  return b;
+}
+
+double KernelSpec::flops() const {
+  return static_cast<double>(ops.size()) * static_cast<double>(numel());
+}
+
 LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const {
   LaunchConfig c;
   c.block = block;
@@ -79,7 +92,8 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g) {
       gi = it->second;
     } else {
       gi = groups.size();
-      groups.push_back({n->name().empty() ? fmt::format("{}{}", opName(n->kind()), n->id()) : n->name(), {}});
+      groups.push_back(
+          {n->name().empty() ? fmt::format("{}{}", opName(n->kind()), n->id()) : n->name(), {}});
     }
     groups[gi].nodes.push_back(n);
     groupOf[n] = gi;

@@ -48,7 +48,7 @@ struct LaunchConfig {
 
 struct KernelSpec {
   unsigned index = 0;
-  std::string name;  ///< the user's name (region name, or the node's name when unfused)
+  std::string name;    ///< the user's name (region name, or the node's name when unfused)
   std::string mangled; ///< the C identifier of the __global__ function
   Shape iterShape;
   std::vector<SpecTensor> inputs;
@@ -56,6 +56,11 @@ struct KernelSpec {
   std::vector<SpecOutput> outputs;
 
   int64_t numel() const { return numElements(iterShape); }
+  /// Bytes the kernel moves: each input tensor read once, each output written once (the
+  /// fused plan of the traffic model).
+  int64_t bytesMoved() const;
+  /// FLOPs: one per op per element.
+  double flops() const;
   /// 64-bit indices only where the element count does not fit in int32.
   bool wide() const { return numel() >= (int64_t(1) << 31); }
   /// Elements per vector access: 16 bytes of the widest dtype among full tensors.

@@ -19,11 +19,11 @@ static std::unique_ptr<Driver> load() {
     return nullptr;
   }
   auto d = std::make_unique<Driver>();
-#define KF_CU_FN(name, ...)                                                                    \
-  d->name = reinterpret_cast<decltype(d->name)>(dlsym(lib, #name));                           \
-  if (!d->name) {                                                                              \
-    reason() = "the CUDA driver lacks " #name " (driver too old)";                             \
-    return nullptr;                                                                            \
+#define KF_CU_FN(name, ...)                                                                        \
+  d->name = reinterpret_cast<decltype(d->name)>(dlsym(lib, #name));                                \
+  if (!d->name) {                                                                                  \
+    reason() = "the CUDA driver lacks " #name " (driver too old)";                                 \
+    return nullptr;                                                                                \
   }
 #include "runtime/DriverFunctions.def"
   int count = 0;

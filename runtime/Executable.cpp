@@ -11,9 +11,11 @@ namespace kfuse::runtime {
 
 using namespace codegen;
 
-Executable::Executable(Driver &d, const Graph &g) : d_(d) {
+Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options) : d_(d) {
   specs_ = buildKernelSpecs(g);
-  source_ = emitProgram(specs_);
+  CodegenOptions o = options;
+  o.block = kDefaultBlock; // the launch below uses it
+  source_ = emitProgram(specs_, o);
   for (const Node *n : g.inputs())
     inputIds_.push_back(n->id());
   for (const Node *n : g.outputs()) {
@@ -35,7 +37,8 @@ Executable::Executable(Driver &d, const Graph &g) : d_(d) {
   for (const KernelSpec &k : specs_)
     configs_.push_back(k.launchConfig(kDefaultBlock, maxBlocks));
   std::string cubin = cachedCubin(source_, d.arch());
-  d.check(d.cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernels (cuModuleLoadData)");
+  d.check(d.cuModuleLoadData(&module_, cubin.data()),
+          "loading the compiled kernels (cuModuleLoadData)");
   for (const KernelSpec &k : specs_) {
     CUfunction f;
     d.check(d.cuModuleGetFunction(&f, module_, k.mangled.c_str()), "cuModuleGetFunction");
@@ -86,12 +89,13 @@ void Executable::launchKernel(unsigned k, CUstream stream) {
   if (specs_[k].numel() == 0)
     return;
   const LaunchConfig &c = configs_[k];
-  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), 1, 1, c.block, 1, 1, 0, stream,
-                             argPtrs_[k].data(), nullptr),
+  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), 1, 1, c.block, 1, 1, 0,
+                             stream, argPtrs_[k].data(), nullptr),
            "cuLaunchKernel");
 }
 
-void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream) {
+void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs,
+                        CUstream stream) {
   bind(inputs, outputs);
   for (unsigned k = 0; k < specs_.size(); ++k)
     launchKernel(k, stream);
@@ -100,7 +104,8 @@ void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdev
     if (s == -1 || outputBytes_[j] == 0)
       continue;
     CUdeviceptr src = s >= 0 ? inputs[s] : outputs[-2 - s];
-    d_.check(d_.cuMemcpyDtoDAsync_v2(outputs[j], src, outputBytes_[j], stream), "copying an output");
+    d_.check(d_.cuMemcpyDtoDAsync_v2(outputs[j], src, outputBytes_[j], stream),
+             "copying an output");
   }
 }
 
@@ -115,10 +120,14 @@ CUDA_KERNEL_NODE_PARAMS Executable::nodeParams(unsigned k) {
   return p;
 }
 
-void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
-  for (int s : copySource_)
-    if (s != -1)
-      fail("a graph whose output is an input or a repeated output cannot be captured yet");
+bool Executable::canCaptureGraph() const {
+  return std::all_of(copySource_.begin(), copySource_.end(), [](int s) { return s == -1; });
+}
+
+void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs,
+                              llvm::ArrayRef<CUdeviceptr> outputs) {
+  if (!canCaptureGraph())
+    fail("a graph whose output is an input or a repeated output cannot be captured yet");
   bind(inputs, outputs);
   if (exec_)
     d_.cuGraphExecDestroy(exec_);
@@ -134,8 +143,9 @@ void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef
   for (unsigned k = 0; k < specs_.size(); ++k) {
     std::vector<CUgraphNode> deps;
     for (const SpecTensor &t : specs_[k].inputs)
-      if (auto it = producer.find(t.nodeId); it != producer.end() && nodes_[it->second] &&
-                                             std::find(deps.begin(), deps.end(), nodes_[it->second]) == deps.end())
+      if (auto it = producer.find(t.nodeId);
+          it != producer.end() && nodes_[it->second] &&
+          std::find(deps.begin(), deps.end(), nodes_[it->second]) == deps.end())
         deps.push_back(nodes_[it->second]);
     // Arena reuse: a kernel must also wait for every earlier kernel (keep the order total
     // so a reused slot is never overwritten while still being read).
@@ -146,12 +156,14 @@ void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef
       continue;
     }
     CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
-    d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, deps.data(), deps.size(), &p), "cuGraphAddKernelNode");
+    d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, deps.data(), deps.size(), &p),
+             "cuGraphAddKernelNode");
   }
   d_.check(d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiate");
 }
 
-void Executable::rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
+void Executable::rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs,
+                             llvm::ArrayRef<CUdeviceptr> outputs) {
   if (!exec_)
     fail("rebindGraph before captureGraph");
   bind(inputs, outputs);
@@ -159,7 +171,8 @@ void Executable::rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<
     if (specs_[k].numel() == 0)
       continue;
     CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
-    d_.check(d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[k], &p), "cuGraphExecKernelNodeSetParams");
+    d_.check(d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[k], &p),
+             "cuGraphExecKernelNodeSetParams");
   }
 }
 

@@ -4,6 +4,7 @@
 /// input order, outputs in graph output order (device pointers). It launches the kernels
 /// on a stream, or records them once as a CUDA graph (explicit kernel nodes with
 /// dependency edges) that is replayed and can be rebound to other buffers.
+#include "codegen/CudaCodegen.h"
 #include "codegen/KernelSpec.h"
 #include "runtime/Driver.h"
 #include "runtime/MemoryPlan.h"
@@ -16,7 +17,8 @@ namespace kfuse::runtime {
 
 class Executable {
 public:
-  Executable(Driver &d, const Graph &g);
+  /// `options` choose codegen variants (block size stays codegen::kDefaultBlock).
+  Executable(Driver &d, const Graph &g, const codegen::CodegenOptions &options = {});
   ~Executable();
   Executable(const Executable &) = delete;
   Executable &operator=(const Executable &) = delete;
@@ -27,12 +29,16 @@ public:
   codegen::LaunchConfig launchConfig(unsigned kernel) const { return configs_[kernel]; }
 
   /// Launches every kernel in order on `stream`.
-  void launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream);
+  void launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs,
+              CUstream stream);
   /// Launches kernel `k` alone (buffers as bound by the last launch/bind).
   void launchKernel(unsigned k, CUstream stream);
   /// Resolves every kernel's parameters for these buffers.
   void bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs);
 
+  /// Whether the program can be one CUDA graph (not yet when an output is a graph input or
+  /// the same value twice: those are copies, not kernels).
+  bool canCaptureGraph() const;
   /// Builds and instantiates the CUDA graph for the bound buffers.
   void captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs);
   /// Points the instantiated graph's kernels at other buffers (no re-instantiation).

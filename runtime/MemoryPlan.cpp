@@ -6,7 +6,8 @@ namespace kfuse::runtime {
 
 static uint64_t alignUp(uint64_t v) { return (v + 255) & ~uint64_t(255); }
 
-MemoryPlan planMemory(const std::vector<codegen::KernelSpec> &specs, const std::vector<unsigned> &external) {
+MemoryPlan planMemory(const std::vector<codegen::KernelSpec> &specs,
+                      const std::vector<unsigned> &external) {
   MemoryPlan plan;
   std::map<unsigned, size_t> slotOf;
   for (const codegen::KernelSpec &k : specs)
@@ -15,7 +16,8 @@ MemoryPlan planMemory(const std::vector<codegen::KernelSpec> &specs, const std::
       if (std::find(external.begin(), external.end(), id) != external.end())
         continue;
       slotOf[id] = plan.slots.size();
-      plan.slots.push_back({id, 0, alignUp(static_cast<uint64_t>(o.tensor.type.bytes())), k.index, k.index});
+      plan.slots.push_back(
+          {id, 0, alignUp(static_cast<uint64_t>(o.tensor.type.bytes())), k.index, k.index});
     }
   for (const codegen::KernelSpec &k : specs)
     for (const codegen::SpecTensor &t : k.inputs)
@@ -25,7 +27,8 @@ MemoryPlan planMemory(const std::vector<codegen::KernelSpec> &specs, const std::
   std::vector<size_t> order(plan.slots.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return plan.slots[a].bytes > plan.slots[b].bytes; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return plan.slots[a].bytes > plan.slots[b].bytes; });
   std::vector<size_t> placed;
   for (size_t si : order) {
     MemoryPlan::Slot &s = plan.slots[si];

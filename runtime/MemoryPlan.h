@@ -23,6 +23,7 @@ struct MemoryPlan {
 };
 
 /// `external` holds the node ids bound by the caller (graph inputs and outputs).
-MemoryPlan planMemory(const std::vector<codegen::KernelSpec> &specs, const std::vector<unsigned> &external);
+MemoryPlan planMemory(const std::vector<codegen::KernelSpec> &specs,
+                      const std::vector<unsigned> &external);
 
 } // namespace kfuse::runtime

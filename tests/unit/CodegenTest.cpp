@@ -3,9 +3,12 @@
 #include "codegen/CudaCodegen.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
+#include "passes/Fusion.h"
+#include "passes/Traffic.h"
 #include "runtime/KernelCache.h"
 #include "runtime/MemoryPlan.h"
 #include "runtime/Nvrtc.h"
+#include "unit/RandomGraph.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -199,4 +202,27 @@ TEST_CASE("memory plan: intermediates share the arena by liveness", "[plan]") {
   CHECK(plan.slots.size() == 4);
   CHECK(plan.naiveBytes == 4 * 4096);
   CHECK(plan.peakBytes == 2 * 4096); // each value dies when the next kernel has read it
+}
+
+TEST_CASE("kernel specs move the bytes the traffic model predicts", "[codegen]") {
+  test::RandomGraphOptions opts;
+  opts.matmuls = false;
+  Device h200 = parseDevice("h200");
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    std::unique_ptr<Graph> g = test::randomGraph(seed, opts);
+    if (seed % 2)
+      fuseGraph(*g);
+    int64_t bytes = 0;
+    double flops = 0;
+    for (const KernelSpec &k : buildKernelSpecs(*g)) {
+      bytes += k.bytesMoved();
+      flops += k.flops();
+    }
+    TrafficPlan plan = fusedTraffic(*g, h200);
+    INFO("seed " << seed);
+    CHECK(bytes == plan.bytes());
+    // A fused kernel evaluates every op at every point of its iteration shape, so an op on
+    // a smaller (broadcast) shape is recomputed: at least the model's FLOPs, never fewer.
+    CHECK(flops >= plan.flops);
+  }
 }

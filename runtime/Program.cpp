@@ -1,0 +1,115 @@
+#include "runtime/Program.h"
+
+#include "ir/Compare.h"
+#include "ir/Error.h"
+#include "ir/Interpreter.h"
+#include "passes/PassManager.h"
+#include "runtime/DeviceTensor.h"
+
+#include <chrono>
+#include <cmath>
+
+namespace kfuse::runtime {
+
+static CacheStats minus(const CacheStats &a, const CacheStats &b) {
+  return {a.memoryHits - b.memoryHits, a.diskHits - b.diskHits, a.compiles - b.compiles,
+          a.corrupt - b.corrupt};
+}
+
+Program::Program(const Graph &g, const ProgramOptions &o) {
+  Driver &d = Driver::require();
+  plan_ = g.clone();
+  if (o.fuse) {
+    PassManager pm;
+    pm.addPipeline(defaultPipeline());
+    pm.run(*plan_);
+  } else {
+    plan_->clearKernels();
+  }
+  CacheStats before = cacheStats();
+  auto t0 = std::chrono::steady_clock::now();
+  exe_ = std::make_unique<Executable>(d, *plan_);
+  compileLoadMs_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  cacheUse_ = minus(cacheStats(), before);
+  for (const codegen::KernelSpec &k : exe_->specs())
+    for (const codegen::SpecOutput &out : k.outputs)
+      stored_.push_back(out.tensor.nodeId);
+}
+
+Program::~Program() = default;
+
+namespace {
+/// The device buffers of one run: inputs uploaded, outputs allocated and poisoned.
+struct Buffers {
+  std::vector<DeviceBuffer> in, out;
+  std::vector<CUdeviceptr> inPtr, outPtr;
+  Buffers(const Graph &g, const std::vector<Tensor> &inputs) {
+    if (inputs.size() != g.inputs().size())
+      fail("graph '{}' has {} inputs, but {} tensors were given", g.name(), g.inputs().size(),
+           inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!(inputs[i].type == g.inputs()[i]->type()))
+        fail("input {} ('{}') of graph '{}' is {}, but the tensor given is {}", i,
+             g.inputs()[i]->name(), g.name(), g.inputs()[i]->type().str(), inputs[i].type.str());
+      in.push_back(upload(inputs[i]));
+      inPtr.push_back(in.back().ptr());
+    }
+    for (const Node *n : g.outputs()) {
+      out.emplace_back(static_cast<size_t>(n->type().bytes()));
+      out.back().poison();
+      outPtr.push_back(out.back().ptr());
+    }
+  }
+};
+} // namespace
+
+std::vector<Tensor> Program::run(const std::vector<Tensor> &inputs, bool useGraph) {
+  Driver &d = Driver::require();
+  Buffers b(*plan_, inputs);
+  if (useGraph && exe_->canCaptureGraph()) {
+    exe_->captureGraph(b.inPtr, b.outPtr);
+    exe_->replay(nullptr);
+  } else {
+    exe_->launch(b.inPtr, b.outPtr, nullptr);
+  }
+  d.check(d.cuCtxSynchronize(), "running the kernels");
+  std::vector<Tensor> outputs;
+  for (size_t j = 0; j < plan_->outputs().size(); ++j)
+    outputs.push_back(download(plan_->outputs()[j]->type(), b.outPtr[j]));
+  return outputs;
+}
+
+std::vector<Tensor> Program::reference(const std::vector<Tensor> &inputs) const {
+  return interpret(*plan_, inputs, stored_);
+}
+
+std::string Program::check(const std::vector<Tensor> &inputs,
+                           const std::vector<Tensor> &outputs) const {
+  std::vector<Tensor> ref = reference(inputs);
+  // A matmul's f32 accumulation error grows like sqrt(K) (random signs); scale the bound.
+  double scale = 1;
+  for (const Node *n : plan_->nodes())
+    if (n->kind() == OpKind::MatMul) {
+      const Shape &a = n->operand(0).node->shape();
+      double k = double(n->matmulAttrs().transA ? a[a.size() - 2] : a[a.size() - 1]);
+      scale = std::max(scale, std::sqrt(k) / 4);
+    }
+  for (size_t j = 0; j < ref.size(); ++j) {
+    std::string m =
+        compareValues(outputs[j].data, ref[j].data, Tolerance::of(ref[j].dtype(), scale));
+    if (!m.empty()) {
+      const Node *n = plan_->outputs()[j];
+      return fmt::format("output {} ('{}', {}): {}", j, n->name(), n->type().str(), m);
+    }
+  }
+  return "";
+}
+
+ProgramTiming Program::bench(const std::vector<Tensor> &inputs, const Device &predictOn,
+                             const TimingOptions &o) {
+  Buffers b(*plan_, inputs);
+  return benchmark(*exe_, b.inPtr, b.outPtr, predictOn, o);
+}
+
+} // namespace kfuse::runtime
