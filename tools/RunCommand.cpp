@@ -1,11 +1,14 @@
 // `kfuse run G.kf`: executes a graph on inputs from .npy files (or random ones) and writes
-// its outputs as .npy files. With --cpu it runs the reference interpreter; GPU execution
-// plugs in at runGraph() and reuses the option parsing, input loading and output writing.
+// its outputs as .npy files. On the GPU through runtime::Program (plan, compile, load, run,
+// check, time); with --cpu on the reference interpreter.
 #include "ir/Error.h"
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
 #include "ir/Parser.h"
 #include "ir/Random.h"
+#include "passes/Device.h"
+#include "passes/Traffic.h"
+#include "runtime/Program.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
 
@@ -25,7 +28,18 @@ struct RunOptions {
   std::string outputsDir; ///< empty: print the summary only
   uint64_t seed = 0;
   bool cpu = false;
+  bool check = false, bench = false, noFusion = false, noGraph = false;
+  std::string device = "h200"; ///< the device the benchmark's predictions are for
+  int reps = 30;
 };
+
+std::optional<int> parseCount(const CliArgs &cli, const std::string &name, int &out) {
+  std::string s = cli.value(name);
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || out < 1)
+    return cli.badArgs(fmt::format("{} needs a positive integer, got '{}'", name, s));
+  return std::nullopt;
+}
 
 /// Parses the command line into `opts`; returns an exit code when the command should stop.
 std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOptions &opts) {
@@ -36,8 +50,25 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   cli.option("--inputs", "DIR", "read input X from DIR/X.npy (f32, f64 or f16 data)");
   cli.option("--random", "SEED", "use random inputs in [-1, 1) from SEED (the default, seed 0)");
   cli.option("--outputs", "DIR", "write output Y to DIR/Y.npy as f32 (unnamed: DIR/out<i>.npy)");
+  cli.flag("--check", "compare every output with the reference interpreter (dtype tolerances)");
+  cli.flag("--bench",
+           "time each kernel and the program against a device copy, predicted vs measured");
+  cli.flag("--no-fusion", "run the unfused plan: every op its own kernel");
+  cli.flag("--no-graph", "launch the kernels one by one on a stream instead of one CUDA graph");
+  cli.option("--device", "NAME",
+             "device the --bench predictions are for: h100, h200 (default) or NAME:TBps:TFLOPs");
+  cli.option("--reps", "N", "timed repetitions per measurement for --bench (median; default 30)");
   if (auto rc = cli.parse(args))
     return rc;
+  opts.check = cli.has("--check");
+  opts.bench = cli.has("--bench");
+  opts.noFusion = cli.has("--no-fusion");
+  opts.noGraph = cli.has("--no-graph");
+  if (cli.has("--device"))
+    opts.device = cli.value("--device");
+  if (cli.has("--reps"))
+    if (auto rc = parseCount(cli, "--reps", opts.reps))
+      return rc;
   opts.file = cli.positionals()[0];
   opts.cpu = cli.has("--cpu");
   opts.graphName = cli.value("--graph");
@@ -47,6 +78,12 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
     return cli.badArgs("--inputs and --random exclude each other");
   if (cli.has("--inputs") && opts.inputsDir.empty())
     return cli.badArgs("--inputs needs a folder");
+  if (cli.has("--cpu"))
+    for (const char *gpuOnly :
+         {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps"})
+      if (cli.has(gpuOnly))
+        return cli.badArgs(
+            fmt::format("{} is for GPU runs; --cpu runs the reference interpreter", gpuOnly));
   if (cli.has("--random")) {
     std::string s = cli.value("--random");
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), opts.seed);
@@ -116,11 +153,45 @@ void printSummary(const Graph &g, const std::vector<Tensor> &outputs) {
     fmt::print("{}: {}\n", outputName(g, i), summarize(outputs[i]));
 }
 
-std::vector<Tensor> runGraph(const Graph &g, const std::vector<Tensor> &inputs,
+/// Runs `g` on the GPU as the options say; prints what was compiled, the check and the
+/// benchmark. Returns the outputs.
+std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
                              const RunOptions &opts) {
-  if (!opts.cpu)
-    fail("GPU execution is not built yet; pass --cpu to run the reference interpreter");
-  return interpret(g, inputs);
+  runtime::Program p(g, {.fuse = !opts.noFusion});
+  const runtime::CacheStats &c = p.cacheUse();
+  fmt::print("{}: {} kernel{} ({}), compiled and loaded in {:.2f} ms ({})\n", g.name(),
+             p.numKernels(), p.numKernels() == 1 ? "" : "s",
+             opts.noFusion ? "unfused" : "fused -O2", p.compileLoadMs(),
+             c.compiles   ? "NVRTC"
+             : c.diskHits ? "disk cache"
+                          : "memory cache");
+  std::vector<Tensor> outputs = p.run(inputs, !opts.noGraph);
+  if (opts.check) {
+    std::string m = p.check(inputs, outputs);
+    if (!m.empty())
+      fail("check failed: {}", m);
+    fmt::print("check: all {} output{} match the reference interpreter\n", outputs.size(),
+               outputs.size() == 1 ? "" : "s");
+  }
+  if (opts.bench) {
+    Device dev = parseDevice(opts.device);
+    runtime::TimingOptions t{.warmup = 3, .reps = opts.reps};
+    runtime::ProgramTiming mine = p.bench(inputs, dev, t);
+    fmt::print("\n{}", runtime::formatTiming(mine, dev));
+    double ms = mine.graphMs >= 0 && !opts.noGraph ? mine.graphMs : mine.streamMs;
+    fmt::print("measured / predicted: {:.2f}\n",
+               mine.predictedMs > 0 ? ms / mine.predictedMs : 0.0);
+    if (!opts.noFusion) {
+      runtime::Program unfused(g, {.fuse = false});
+      runtime::ProgramTiming other = unfused.bench(inputs, dev, t);
+      double otherMs = other.graphMs >= 0 && !opts.noGraph ? other.graphMs : other.streamMs;
+      fmt::print(
+          "fused {} vs unfused {} ({} kernels): {:.2f}x faster measured, {:.2f}x predicted\n",
+          formatSeconds(ms * 1e-3), formatSeconds(otherMs * 1e-3), unfused.numKernels(),
+          otherMs / ms, other.predictedMs / mine.predictedMs);
+    }
+  }
+  return outputs;
 }
 
 int runMain(const std::vector<std::string> &args) {
@@ -130,16 +201,15 @@ int runMain(const std::vector<std::string> &args) {
   std::vector<std::unique_ptr<Graph>> module = parseFile(opts.file);
   const Graph &g = selectGraph(module, opts);
   if (!opts.cpu) // say so before spending time on inputs
-    fail("GPU execution is not built yet; pass --cpu to run the reference interpreter");
+    runtime::Driver::require();
   std::vector<Tensor> inputs = loadInputs(g, opts);
-  std::vector<Tensor> outputs = runGraph(g, inputs, opts);
+  std::vector<Tensor> outputs = opts.cpu ? interpret(g, inputs) : runOnGpu(g, inputs, opts);
   writeOutputs(g, outputs, opts);
   printSummary(g, outputs);
   return kExitOk;
 }
 
-CommandRegistration reg{"run", "execute a graph (--cpu: reference interpreter) on .npy inputs",
-                        runMain};
+CommandRegistration reg{"run", "execute a graph on the GPU (or --cpu), check it, time it", runMain};
 
 } // namespace
 } // namespace kfuse::tool
