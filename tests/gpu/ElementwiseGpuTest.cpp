@@ -67,12 +67,13 @@ TEST_CASE("NaN propagates like PyTorch: relu, max and min of NaN are NaN", "[gpu
   for (int j = 0; j < 3; ++j) {
     outs.emplace_back(24);
     poison(outs.back());
-    ptrs.push_back(outs.back().ptr);
+    ptrs.push_back(outs.back().ptr());
   }
   runtime::Executable exe(d, g);
-  exe.launch({bin.ptr}, ptrs, nullptr);
+  exe.launch({bin.ptr()}, ptrs, nullptr);
   d.check(d.cuCtxSynchronize(), "sync");
-  HostTensor relu = download(x->type(), outs[0]), mx = download(x->type(), outs[1]), mn = download(x->type(), outs[2]);
+  HostTensor relu = download(x->type(), outs[0]), mx = download(x->type(), outs[1]),
+             mn = download(x->type(), outs[2]);
   CHECK(std::isnan(relu[0]));
   CHECK(std::isnan(mx[0]));
   CHECK(std::isnan(mn[0]));
@@ -118,9 +119,9 @@ RandomGraph randomGraph(uint64_t seed) {
     pool.push_back(g.input(fmt::format("in{}", i), dt, s));
     r.text += fmt::format("in{} {} ", i, pool.back()->type().str());
   }
-  static const OpKind unary[] = {OpKind::Neg, OpKind::Abs, OpKind::Exp, OpKind::Log, OpKind::Sqrt,
-                                 OpKind::Rsqrt, OpKind::Tanh, OpKind::Sigmoid, OpKind::Relu,
-                                 OpKind::Gelu, OpKind::GeluTanh, OpKind::Silu};
+  static const OpKind unary[] = {OpKind::Neg,  OpKind::Abs,   OpKind::Exp,      OpKind::Log,
+                                 OpKind::Sqrt, OpKind::Rsqrt, OpKind::Tanh,     OpKind::Sigmoid,
+                                 OpKind::Relu, OpKind::Gelu,  OpKind::GeluTanh, OpKind::Silu};
   static const OpKind binary[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
                                   OpKind::Max, OpKind::Min, OpKind::Pow};
   static const double lits[] = {0.5, 2.0, -1.5, 3.0, 0.1};
@@ -164,7 +165,8 @@ RandomGraph randomGraph(uint64_t seed) {
 }
 } // namespace
 
-TEST_CASE("random elementwise graphs vs the reference: unfused, fused, one kernel", "[gpu][random]") {
+TEST_CASE("random elementwise graphs vs the reference: unfused, fused, one kernel",
+          "[gpu][random]") {
   int checked = 0;
   for (uint64_t seed = 1; seed <= 210; ++seed)
     for (int mode = 0; mode < 3; ++mode) {
@@ -188,18 +190,18 @@ TEST_CASE("64-bit indices: 2^31 + 7 f16 elements, every element written", "[gpu]
   g.output(x * 2.0 + 1.0);
   fuseAll(g);
   DeviceBuffer in(n * 2), out(n * 2);
-  d.check(d.cuMemsetD8_v2(in.ptr, 0x3C, n * 2), "memset"); // 0x3C3C = 1.05859375
+  d.check(d.cuMemsetD8_v2(in.ptr(), 0x3C, n * 2), "memset"); // 0x3C3C = 1.05859375
   poison(out);
   runtime::Executable exe(d, g);
   REQUIRE(exe.specs()[0].wide());
-  exe.launch({in.ptr}, {out.ptr}, nullptr);
+  exe.launch({in.ptr()}, {out.ptr()}, nullptr);
   d.check(d.cuCtxSynchronize(), "sync");
   // Expected everywhere: round_f16(1.05859375 * 2 + 1) = 3.1171875 (0x423C).
   std::vector<uint16_t> host(1 << 20);
   int64_t bad = 0;
   for (int64_t off = 0; off < n; off += int64_t(host.size())) {
     size_t count = static_cast<size_t>(std::min<int64_t>(host.size(), n - off));
-    d.check(d.cuMemcpyDtoH_v2(host.data(), out.ptr + off * 2, count * 2), "copy");
+    d.check(d.cuMemcpyDtoH_v2(host.data(), out.ptr() + off * 2, count * 2), "copy");
     for (size_t i = 0; i < count; ++i)
       bad += host[i] != 0x423C;
   }
@@ -211,7 +213,7 @@ TEST_CASE("CUDA graph: replayed 1000 times with rebound buffers", "[gpu][graph]"
   Graph g("replay");
   Value x = g.input("x", f32, {100003});
   Value y = g.input("y", f32, {100003});
-  Value t = exp(x * 0.5) + y;  // unfused: five kernels, four intermediates in the arena
+  Value t = exp(x * 0.5) + y; // unfused: five kernels, four intermediates in the arena
   g.output(tanh(t) * y);
   runtime::Executable exe(d, g);
   REQUIRE(exe.specs().size() == 5);
@@ -225,11 +227,12 @@ TEST_CASE("CUDA graph: replayed 1000 times with rebound buffers", "[gpu][graph]"
   poison(ob);
   CUstream s;
   d.check(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  exe.captureGraph({bxa.ptr, bya.ptr}, {oa.ptr});
+  exe.captureGraph({bxa.ptr(), bya.ptr()}, {oa.ptr()});
   for (int i = 0; i < 1000; ++i) {
     if (i % 100 == 0)
-      exe.rebindGraph(i % 200 == 0 ? std::vector<CUdeviceptr>{bxa.ptr, bya.ptr} : std::vector<CUdeviceptr>{bxb.ptr, byb.ptr},
-                      {i % 200 == 0 ? oa.ptr : ob.ptr});
+      exe.rebindGraph(i % 200 == 0 ? std::vector<CUdeviceptr>{bxa.ptr(), bya.ptr()}
+                                   : std::vector<CUdeviceptr>{bxb.ptr(), byb.ptr()},
+                      {i % 200 == 0 ? oa.ptr() : ob.ptr()});
     exe.replay(s);
   }
   d.check(d.cuStreamSynchronize(s), "replaying the graph");

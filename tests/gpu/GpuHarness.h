@@ -3,6 +3,7 @@
 /// rounded to their dtype, literals as f32, cast rounds, outputs rounded; intermediates
 /// exact), device buffers with dtype conversion, poisoning and tolerance checks.
 #include "ir/Graph.h"
+#include "runtime/DeviceTensor.h"
 #include "runtime/Driver.h"
 #include "runtime/Executable.h"
 
@@ -13,27 +14,20 @@ namespace kfuse::gputest {
 
 using HostTensor = std::vector<double>;
 
-std::vector<HostTensor> reference(const Graph &g, const std::vector<HostTensor> &inputs);
+/// `stored`: ids of the values the plan stores, rounded to their dtype as the kernels do.
+std::vector<HostTensor> reference(const Graph &g, const std::vector<HostTensor> &inputs,
+                                  const std::vector<unsigned> &stored = {});
 /// Random values in [-2, 2], rounded to `t`; about 1% NaN/+Inf/-Inf when `specials`.
 HostTensor randomTensor(const TensorType &t, uint64_t seed, bool specials);
 
-struct DeviceBuffer {
-  CUdeviceptr ptr = 0;
-  size_t bytes = 0;
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t b);
-  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = 0; }
-  DeviceBuffer &operator=(DeviceBuffer &&o) noexcept;
-  ~DeviceBuffer();
-};
+using runtime::DeviceBuffer;
 
 DeviceBuffer upload(const TensorType &t, const HostTensor &v);
 HostTensor download(const TensorType &t, const DeviceBuffer &b);
 /// Fills with 0xFF bytes: NaN in f32, f16 and bf16, so an unwritten element fails.
-void poison(DeviceBuffer &b);
+inline void poison(DeviceBuffer &b) { b.poison(); }
 
-/// "" when `got` matches `ref` within the dtype's tolerance (times `scale`), else a
-/// description. Per element |got - ref| <= tol * (1 + |ref|); NaN only where ref is NaN.
+/// "" when `got` matches `ref` within the dtype's tolerance (ir/Compare.h) times `scale`.
 std::string compare(DType t, const HostTensor &got, const HostTensor &ref, double scale = 1.0);
 
 /// Runs `g` on the GPU (plain launches) and checks every output against the reference.

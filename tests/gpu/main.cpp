@@ -8,9 +8,11 @@
 int main(int argc, char **argv) {
   kfuse::runtime::Driver *d = kfuse::runtime::Driver::get();
   if (!d) {
-    std::fprintf(stderr, "kfuse_gpu_tests: %s: skipped\n", kfuse::runtime::Driver::unavailableReason().c_str());
+    std::fprintf(stderr, "kfuse_gpu_tests: %s: skipped\n",
+                 kfuse::runtime::Driver::unavailableReason().c_str());
     return 77;
   }
-  std::fprintf(stderr, "kfuse_gpu_tests: %s (%s, %d SMs)\n", d->deviceName.c_str(), d->arch().c_str(), d->smCount);
+  std::fprintf(stderr, "kfuse_gpu_tests: %s (%s, %d SMs)\n", d->deviceName.c_str(),
+               d->arch().c_str(), d->smCount);
   return Catch::Session().run(argc, argv);
 }
