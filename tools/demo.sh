@@ -3,7 +3,7 @@
 # the traffic report before and after fusion, generate and compile its kernels (dumped to
 # build/kernels/<graph>/); with a GPU it also runs them, checks them against the reference
 # interpreter and times them.  Usage: tools/demo.sh [GRAPH.kf]
-# (default: gelu_tanh(x*a+b) on bf16 [65536, 4096]; matmul kernels are not generated yet)
+# (default: gelu_tanh(x*a+b) on bf16 [65536, 4096])
 set -euo pipefail
 cd "$(dirname "$0")/.."
 g=${1:-examples/graphs/gelu_bias.kf}
@@ -21,6 +21,11 @@ echo "== kfuse compile $g --dump-kernels build/kernels/$name"
 $kf compile "$g" --dump-kernels "build/kernels/$name"
 ls -l "build/kernels/$name"
 echo
-echo "== kfuse run $g --cpu would run the reference interpreter (test-sized graphs only);"
-echo "   running kernels from the CLI on a GPU is not built yet: build/bin/kfuse_gpu_tests and"
-echo "   build/bin/ElementwiseBench run the generated kernels on a device."
+if [ -e /dev/nvidiactl ]; then # a GPU (its driver) is present
+  echo "== kfuse run $g --check --bench"
+  $kf run "$g" --check --bench
+else
+  echo "== kfuse run $g --check --bench: skipped, no GPU on this machine"
+  echo "   (on one it runs the kernels as one CUDA graph, checks them against the reference"
+  echo "   interpreter and times each kernel against a device copy)"
+fi
