@@ -2,18 +2,13 @@
 // requested pipeline and prints the module. The steps are kept apart (options, load,
 // transform, write) so that pass options slot in without touching the rest.
 #include "ir/Error.h"
-#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
+#include "tools/ModuleIO.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <fmt/format.h>
-#include <iostream>
-#include <iterator>
 
 namespace kfuse::tool {
 namespace {
@@ -35,29 +30,6 @@ CliArgs optCli() {
            "append every producer->consumer edge fusion left apart, with its reason, as "
            "'#' comments");
   return cli;
-}
-
-/// A .kf file or stdin ("-"): parse errors are printed as-is by the caller.
-std::vector<std::unique_ptr<Graph>> loadModule(const std::string &path) {
-  if (path != "-")
-    return parseFile(path);
-  std::string text(std::istreambuf_iterator<char>(std::cin), {});
-  return parseModule(text, "<stdin>");
-}
-
-void writeText(const std::string &path, const std::string &text) {
-  if (path.empty() || path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f)
-    fail("cannot write '{}': {}", path, std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok)
-    fail("cannot write '{}': {}", path, std::strerror(errno));
 }
 
 int optMain(const std::vector<std::string> &args) {

@@ -1,0 +1,51 @@
+#include "tools/ModuleIO.h"
+
+#include "ir/Error.h"
+#include "ir/Parser.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+
+namespace kfuse::tool {
+
+std::vector<std::unique_ptr<Graph>> loadModule(const std::string &path) {
+  if (path != "-")
+    return parseFile(path);
+  std::string text(std::istreambuf_iterator<char>(std::cin), {});
+  return parseModule(text, "<stdin>");
+}
+
+Graph &selectGraph(const std::vector<std::unique_ptr<Graph>> &module, const std::string &file,
+                   const std::string &name) {
+  if (module.empty())
+    fail("'{}' holds no graph", file);
+  if (name.empty())
+    return *module.front();
+  std::string names;
+  for (const auto &g : module) {
+    if (g->name() == name)
+      return *g;
+    names += (names.empty() ? "" : ", ") + g->name();
+  }
+  fail("'{}' has no graph named '{}' (it has {})", file, name, names);
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    fail("cannot write '{}': {}", path, std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok)
+    fail("cannot write '{}': {}", path, std::strerror(errno));
+}
+
+} // namespace kfuse::tool
