@@ -1,0 +1,31 @@
+#pragma once
+/// Graphviz DOT for a graph, the picture behind `kfuse dot`. Each kernel is a
+/// `subgraph cluster_N` labelled with its name, the bytes it reads and writes and its
+/// predicted time, all from the traffic model's fused plan (passes/Traffic.h fusedTraffic)
+/// on one device. A node outside every kernel region is a kernel of one there, so it is
+/// drawn as a one-node cluster (dashed border, named like the traffic model names it,
+/// e.g. `mul#3`); fused regions are filled.
+///
+/// Every edge carries the producer's tensor bytes (formatBytes, as the report writes
+/// them): solid between kernels and from inputs / to outputs (memory traffic), dashed and
+/// grey with "(in registers)" inside a kernel (no traffic). Inputs and outputs have their
+/// own node shapes; scalar literals are written in the op's label (`%b = mul %a, 2.0`).
+/// Node ids are positions in program order (n0, n1, ..., out0, ...), so the same graph
+/// always gives the same text, byte for byte.
+#include "ir/Graph.h"
+#include "passes/Device.h"
+
+#include <string>
+#include <string_view>
+
+namespace kfuse {
+
+/// One `digraph` ending in a newline. `g` must verify (ir/Verifier.h).
+std::string graphToDot(const Graph &g, const Device &d);
+
+/// `s` as a DOT quoted string, quotes included: `"` and `\` are escaped, a newline becomes
+/// `\n` (a line break in a label), and other control bytes and bytes that are not valid
+/// UTF-8 are written visibly as `\xHH`, so any user name gives valid DOT that shows it.
+std::string dotQuote(std::string_view s);
+
+} // namespace kfuse
