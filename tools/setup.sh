@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# graphviz: `dot -Tsvg` behind `kfuse dot --svg`, and the tests that render with it.
 pkgs=(cmake ninja-build g++ llvm-14-dev llvm-14-tools catch2 libfmt-dev zlib1g-dev
-      python3 python3-numpy)
+      python3 python3-numpy graphviz)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
