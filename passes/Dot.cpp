@@ -6,6 +6,7 @@
 
 #include <cassert>
 #include <fmt/format.h>
+#include <llvm/ADT/SmallPtrSet.h>
 
 namespace kfuse {
 
@@ -181,21 +182,35 @@ std::string graphToDot(const Graph &g, const Device &d) {
     put(out, "  out{} [label={}, shape=house];\n", o,
         dotQuote("output " + nodeLabel(g.outputs()[o])));
 
-  // Edges: one per distinct operand tensor (a kernel reads it once), then one per output.
+  // Edges: one per distinct operand tensor of each op. A kernel reads an external tensor
+  // once however many of its ops use it, so only the first such edge carries the bytes as
+  // traffic; the plain labels into a cluster add up to the kernel's bytes read.
+  llvm::SmallPtrSet<const Node *, 8> readByKernel;
+  int readSlot = -1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node *n = nodes[i];
+    if (n->isInput())
+      continue;
+    int s = slot[n->id()];
+    if (s != readSlot) {
+      readByKernel.clear();
+      readSlot = s;
+    }
     llvm::SmallVector<const Node *, 2> seen;
     for (const Operand &o : n->operands()) {
       if (!o.node || std::find(seen.begin(), seen.end(), o.node) != seen.end())
         continue;
       seen.push_back(o.node);
+      size_t from = pos[o.node->id()];
       std::string bytes = formatBytes(double(o.node->type().bytes()));
-      bool inside = !o.node->isInput() && slot[o.node->id()] == slot[n->id()];
-      if (inside)
-        put(out, "  n{} -> n{} [label={}, style=dashed, color=gray50, fontcolor=gray50];\n",
-            pos[o.node->id()], i, dotQuote(bytes + " (in registers)"));
+      if (!o.node->isInput() && slot[o.node->id()] == s)
+        put(out, "  n{} -> n{} [label={}, style=dashed, color=gray50, fontcolor=gray50];\n", from,
+            i, dotQuote(bytes + " (in registers)"));
+      else if (readByKernel.insert(o.node).second)
+        put(out, "  n{} -> n{} [label={}];\n", from, i, dotQuote(bytes));
       else
-        put(out, "  n{} -> n{} [label={}];\n", pos[o.node->id()], i, dotQuote(bytes));
+        put(out, "  n{} -> n{} [label={}];\n", from, i,
+            dotQuote(bytes + " (already read by this kernel)"));
     }
   }
   for (size_t o = 0; o < g.outputs().size(); ++o) {

@@ -8,8 +8,11 @@
 ///
 /// Every edge carries the producer's tensor bytes (formatBytes, as the report writes
 /// them): solid between kernels and from inputs / to outputs (memory traffic), dashed and
-/// grey with "(in registers)" inside a kernel (no traffic). Inputs and outputs have their
-/// own node shapes; scalar literals are written in the op's label (`%b = mul %a, 2.0`).
+/// grey with "(in registers)" inside a kernel (no traffic). A kernel reads an external
+/// tensor once, so a second op of it reading the same tensor gets "(already read by this
+/// kernel)": the plain labels into a cluster add up to its bytes read. Inputs and outputs
+/// have their own node shapes; scalar literals are written in the op's label
+/// (`%b = mul %a, 2.0`).
 /// Node ids are positions in program order (n0, n1, ..., out0, ...), so the same graph
 /// always gives the same text, byte for byte.
 #include "ir/Graph.h"
