@@ -11,6 +11,7 @@
 #include "runtime/Program.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
+#include "tools/ModuleIO.h"
 
 #include <charconv>
 #include <filesystem>
@@ -91,21 +92,6 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
       return cli.badArgs(fmt::format("--random needs a non-negative integer seed, got '{}'", s));
   }
   return std::nullopt;
-}
-
-const Graph &selectGraph(const std::vector<std::unique_ptr<Graph>> &module,
-                         const RunOptions &opts) {
-  if (module.empty())
-    fail("'{}' holds no graph", opts.file);
-  if (opts.graphName.empty())
-    return *module.front();
-  std::string names;
-  for (const auto &g : module) {
-    if (g->name() == opts.graphName)
-      return *g;
-    names += (names.empty() ? "" : ", ") + g->name();
-  }
-  fail("'{}' has no graph named '{}' (it has {})", opts.file, opts.graphName, names);
 }
 
 std::string inputName(const Graph &g, size_t i) {
@@ -198,8 +184,8 @@ int runMain(const std::vector<std::string> &args) {
   RunOptions opts;
   if (auto rc = parseRunOptions(args, opts))
     return *rc;
-  std::vector<std::unique_ptr<Graph>> module = parseFile(opts.file);
-  const Graph &g = selectGraph(module, opts);
+  std::vector<std::unique_ptr<Graph>> module = loadModule(opts.file);
+  const Graph &g = selectGraph(module, opts.file, opts.graphName);
   if (!opts.cpu) // say so before spending time on inputs
     runtime::Driver::require();
   std::vector<Tensor> inputs = loadInputs(g, opts);
