@@ -145,3 +145,19 @@ TEST_CASE("differential comparison: bitwise and rounding agreements", "[differen
   CHECK(passAgreement("cse") == Agreement::Bitwise);
   CHECK(passAgreement("fuse") == Agreement::Bitwise);
 }
+
+TEST_CASE("differential: simplify keeps the sign of zero (x + 0.0 is not x for x = -0)",
+          "[differential][simplify]") {
+  // neg(relu(x)) is -0 for x < 0; -0 + 0.0 is +0 (IEEE), so 1/(that) is +Inf, not -Inf.
+  Graph g("negzero");
+  Node *x = g.input("x", DType::F32, {4});
+  Node *z = g.unary(OpKind::Neg, g.unary(OpKind::Relu, x));
+  Node *s = g.binary(OpKind::Add, Operand(z), Operand::literal(0.0));
+  g.output(g.binary(OpKind::Div, Operand::literal(1.0), Operand(s)));
+  Node *t = g.binary(OpKind::Add, Operand::literal(-0.0), Operand(z)); // a true identity
+  g.output(g.binary(OpKind::Div, Operand::literal(1.0), Operand(t)));
+  Tensor in(TensorType{DType::F32, {4}}, {-1.0, -0.5, 0.25, 1.0});
+  PipelineCheck c = checkPipeline(g, {in}, defaultPipeline());
+  INFO(c.failure);
+  CHECK(c.failure.empty());
+}
