@@ -34,7 +34,9 @@ TEST_CASE("golden: the seed doubling kernel, n=10, 4 threads per block", "[codeg
   CHECK(c.grid == 3); // 12 threads for 10 elements: two idle
   CHECK(specs[0].mangled == "kf0_y_2Eout");
   std::string src = emitProgram(specs, 4);
-  CHECK(kernelPart(src) == R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
+  CHECK(
+      kernelPart(src) ==
+      R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
   (void)i;
   const float t0 = a0;
   const float t1 = t0 * 2.0f;
@@ -94,7 +96,8 @@ TEST_CASE("64-bit indices only at 2^31 elements and beyond", "[codegen]") {
   g.output(g.input("x", f32, {int64_t(1) << 31}) * 3.0);
   std::vector<KernelSpec> specs = buildKernelSpecs(g);
   CHECK(specs[0].wide());
-  CHECK(emitProgram(specs).find("const unsigned long long n = 2147483648ull;") != std::string::npos);
+  CHECK(emitProgram(specs).find("const unsigned long long n = 2147483648ull;") !=
+        std::string::npos);
   Graph h("narrow");
   h.output(h.input("x", f32, {(int64_t(1) << 31) - 1}) * 3.0);
   CHECK_FALSE(buildKernelSpecs(h)[0].wide());
@@ -125,7 +128,9 @@ TEST_CASE("NVRTC compiles every kernel of a program to an sm_90 cubin without a 
   std::string src = emitProgram(buildKernelSpecs(*g));
   runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_90", true);
   CHECK(p.cubin.size() > 1000);
-  CHECK(p.cubin.compare(0, 4, "\x7f" "ELF") == 0);
+  CHECK(p.cubin.compare(0, 4,
+                        "\x7f"
+                        "ELF") == 0);
   CHECK(p.ptx.find(".entry kf0_gelu") != std::string::npos);
 }
 
@@ -152,7 +157,8 @@ TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompile
   std::string c1 = runtime::cachedCubin(src, "sm_90");
   CHECK(runtime::cacheStats().compiles == before.compiles + 1);
   std::string path = runtime::cacheEntryPath(src, "sm_90");
-  CHECK(std::filesystem::file_size(path) == c1.size() + 24);
+  CHECK(std::filesystem::file_size(path) ==
+        c1.size() + 32)                            // header: magic, key hash, size, checksum;
   CHECK(runtime::cachedCubin(src, "sm_90") == c1); // memory hit
   CHECK(runtime::cacheStats().memoryHits == before.memoryHits + 1);
   // Another program with the same disk entry corrupted: recompiled, not loaded.
@@ -171,7 +177,7 @@ TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompile
   CHECK(runtime::cachedCubin(src2, "sm_90") == c2); // corrupt entry: recompiled
   CHECK(runtime::cacheStats().corrupt == mid.corrupt + 1);
   CHECK(runtime::cacheStats().compiles == mid.compiles + 1);
-  CHECK(std::filesystem::file_size(path2) == c2.size() + 24);
+  CHECK(std::filesystem::file_size(path2) == c2.size() + 32);
   unsetenv("KFUSE_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }
