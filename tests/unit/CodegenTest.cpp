@@ -157,8 +157,8 @@ TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompile
   std::string c1 = runtime::cachedCubin(src, "sm_90");
   CHECK(runtime::cacheStats().compiles == before.compiles + 1);
   std::string path = runtime::cacheEntryPath(src, "sm_90");
-  CHECK(std::filesystem::file_size(path) ==
-        c1.size() + 32)                            // header: magic, key hash, size, checksum;
+  // Header: magic, key hash, size, checksum.
+  CHECK(std::filesystem::file_size(path) == c1.size() + 32);
   CHECK(runtime::cachedCubin(src, "sm_90") == c1); // memory hit
   CHECK(runtime::cacheStats().memoryHits == before.memoryHits + 1);
   // Another program with the same disk entry corrupted: recompiled, not loaded.
