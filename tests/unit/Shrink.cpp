@@ -298,9 +298,9 @@ std::string saveReproducer(const Graph &g, const std::string &name, const std::s
   std::string path = (std::filesystem::path(dir) / (name + ".kf")).string();
   std::string text = fmt::format(
       "# kfuse reproducer, shrunk by tests/unit/Shrink.h: {}\n"
-      "# To keep it as a regression test: copy it to tests/lit/regress/{}.kf and add a RUN\n"
-      "# line (see tests/lit/regress/README.md), e.g. '# RUN: kfuse check %s' when the passes\n"
-      "# changed the interpreter's results, or '# RUN: kfuse run --cpu %s' for a crash.\n",
+      "# To keep it as a regression test: copy it to tests/lit/regress/{}.kf and add RUN\n"
+      "# lines that fail without the fix, as tests/lit/regress/README.md shows (outputs of\n"
+      "# 'kfuse run --cpu' before and after 'kfuse opt -O2' compared with cmp).\n",
       what, name);
   text += printGraph(g);
   std::ofstream f(path);
