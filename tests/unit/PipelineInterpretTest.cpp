@@ -4,6 +4,7 @@
 //    outputs, matmuls with epilogues, all dtypes) through the -O2 pipeline one pass at a
 //    time, verified after each: cse, dce and fuse keep every output bit, simplify stays
 //    within roundingTolerance of the loosest dtype;
+//  - 3,000 larger graphs (up to 40 ops, rank 4, dims up to 9, five outputs), the same way;
 //  - 600 graphs with unbounded ops (div, pow, raw exp/log/sqrt/rsqrt: NaN, Inf and -0 appear)
 //    through the whole pipeline, every pass bit for bit except simplify's rounding.
 // A failing graph is shrunk (tests/unit/Shrink.h) and saved as a .kf reproducer whose path
@@ -101,6 +102,27 @@ TEST_CASE("differential: 2,000 generated graphs through -O2, pass by pass, again
   CHECK(f.graphs == 2000);
   CHECK(matmuls > 1000);
   CHECK(multiOut > 500);
+  CHECK(f.mismatches == 0);
+}
+
+TEST_CASE("differential: 3,000 larger generated graphs (up to 40 ops, dims up to 9, rank 4)",
+          "[random][interpret][differential]") {
+  auto t0 = std::chrono::steady_clock::now();
+  test::RandomGraphOptions o;
+  o.maxOps = 40;
+  o.maxDim = 9;
+  o.maxRank = 4;
+  o.maxOutputs = 5;
+  Figures f;
+  for (uint64_t seed = 0; seed < 3000; ++seed)
+    checkOne(*test::randomGraph(seed + 200000, o), seed, defaultPipeline(), f, "large");
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("differential larger graphs: %zu graphs, %zu ops, %zu output elements compared, "
+              "%zu mismatches, largest simplify rounding error %.3g, %.2f s\n",
+              f.graphs, f.ops, f.elements, f.mismatches, f.maxRounding, secs);
+  for (const std::string &m : f.failures)
+    UNSCOPED_INFO(m);
+  CHECK(f.graphs == 3000);
   CHECK(f.mismatches == 0);
 }
 
