@@ -257,22 +257,26 @@ double evalUnary(OpKind k, double x) {
 
 double evalBinary(OpKind k, double a, double b) {
   switch (k) {
-  case OpKind::Add:
-    return a + b;
-  case OpKind::Sub:
-    return a - b;
-  case OpKind::Mul:
-    return a * b;
-  case OpKind::Div:
-    return a / b;
+  case OpKind::Add: return a + b;
+  case OpKind::Sub: return a - b;
+  case OpKind::Mul: return a * b;
+  case OpKind::Div: return a / b;
+  // IEEE 754-2019 maximum/minimum: NaN propagates and -0 < +0, so the result does not
+  // depend on the operands' order (std::max returns its first argument on a tie).
   case OpKind::Max:
-    return (std::isnan(a) || std::isnan(b)) ? kNaN : std::max(a, b);
+    if (std::isnan(a) || std::isnan(b))
+      return kNaN;
+    if (a == b)
+      return std::signbit(a) ? b : a;
+    return std::max(a, b);
   case OpKind::Min:
-    return (std::isnan(a) || std::isnan(b)) ? kNaN : std::min(a, b);
-  case OpKind::Pow:
-    return std::pow(a, b);
-  default:
-    break;
+    if (std::isnan(a) || std::isnan(b))
+      return kNaN;
+    if (a == b)
+      return std::signbit(a) ? a : b;
+    return std::min(a, b);
+  case OpKind::Pow: return std::pow(a, b);
+  default: break;
   }
   fail("interpreter: '{}' is not a binary op", opName(k));
 }

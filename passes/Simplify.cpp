@@ -1,5 +1,6 @@
 // Algebraic simplification, floating-point safe:
-//  - identities: x*1, 1*x, x+0, 0+x, x-0, x/1 and a cast to the value's own dtype become x;
+//  - identities: x*1, 1*x, x+(-0), (-0)+x, x-(+0), x/1 and a cast to the value's own dtype
+//    become x. Not x+(+0) nor x-(-0): for x = -0 they give +0, and 1/x would flip sign;
 //  - scalar chains: (x*a)*b -> x*(a*b) and (x+a)+b -> x+(a+b), with the literal on either
 //    side, when the inner node has one use and is not a graph output, and the combined
 //    literal is finite in f32 (folding must not turn a finite result into Inf or 0);
@@ -45,10 +46,11 @@ Node *identityOf(const Node *n) {
   case OpKind::Mul:
     return lit->value == 1.0 ? x : nullptr;
   case OpKind::Add:
-    return lit->value == 0.0 ? x : nullptr;
+    return lit->value == 0.0 && std::signbit(lit->value) ? x : nullptr;
   case OpKind::Sub:
+    return lit->tensor == 0 && lit->value == 0.0 && !std::signbit(lit->value) ? x : nullptr;
   case OpKind::Div:
-    return lit->tensor == 0 && lit->value == (n->kind() == OpKind::Sub ? 0.0 : 1.0) ? x : nullptr;
+    return lit->tensor == 0 && lit->value == 1.0 ? x : nullptr;
   default:
     return nullptr;
   }

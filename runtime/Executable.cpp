@@ -39,13 +39,18 @@ Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options)
   std::string cubin = cachedCubin(source_, d.arch());
   d.check(d.cuModuleLoadData(&module_, cubin.data()),
           "loading the compiled kernels (cuModuleLoadData)");
-  for (const KernelSpec &k : specs_) {
-    CUfunction f;
-    d.check(d.cuModuleGetFunction(&f, module_, k.mangled.c_str()), "cuModuleGetFunction");
-    functions_.push_back(f);
+  try { // a constructor that throws runs no destructor: give back what is held so far
+    for (const KernelSpec &k : specs_) {
+      CUfunction f;
+      d.check(d.cuModuleGetFunction(&f, module_, k.mangled.c_str()), "cuModuleGetFunction");
+      functions_.push_back(f);
+    }
+    if (plan_.peakBytes)
+      d.check(d.cuMemAlloc_v2(&arena_, plan_.peakBytes), "allocating the intermediate arena");
+  } catch (...) {
+    d.cuModuleUnload(module_);
+    throw;
   }
-  if (plan_.peakBytes)
-    d.check(d.cuMemAlloc_v2(&arena_, plan_.peakBytes), "allocating the intermediate arena");
   args_.resize(specs_.size());
   argPtrs_.resize(specs_.size());
 }

@@ -13,7 +13,11 @@
 
 namespace kfuse::runtime {
 
-static const char kMagic[8] = {'K', 'F', 'C', 'U', 'B', 'I', 'N', '1'};
+// Entry layout: magic, the hash of the full key (source, options, NVRTC version, arch), the
+// cubin's size and checksum, then the cubin. The key makes an entry copied from another
+// program or arch (a self-consistent but foreign file) count as corrupt.
+static const char kMagic[8] = {'K', 'F', 'C', 'U', 'B', 'I', 'N', '2'};
+static constexpr size_t kHeader = 32;
 
 uint64_t fnv1a(std::string_view bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -39,37 +43,42 @@ CacheStats &cacheStats() {
   return s;
 }
 
-static std::string cacheKey(const std::string &source, const std::string &arch) {
+static uint64_t cacheKeyHash(const std::string &source, const std::string &arch) {
   std::string key = source;
   for (const std::string &o : nvrtcOptions(arch))
     key += '\0' + o;
   key += '\0' + nvrtcVersionString() + '\0' + arch;
-  return hashHex(key);
+  return fnv1a(key);
+}
+
+static std::string cacheKey(const std::string &source, const std::string &arch) {
+  return fmt::format("{:016x}", cacheKeyHash(source, arch));
 }
 
 std::string cacheEntryPath(const std::string &source, const std::string &arch) {
   return cacheDirectory() + "/" + cacheKey(source, arch) + ".cubin";
 }
 
-static bool readEntry(const std::string &path, std::string &cubin) {
+static bool readEntry(const std::string &path, uint64_t key, std::string &cubin) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return false;
   std::stringstream ss;
   ss << in.rdbuf();
   std::string all = ss.str();
-  if (all.size() < 24 || std::memcmp(all.data(), kMagic, 8) != 0)
+  if (all.size() < kHeader || std::memcmp(all.data(), kMagic, 8) != 0)
     return false;
-  uint64_t size, sum;
-  std::memcpy(&size, all.data() + 8, 8);
-  std::memcpy(&sum, all.data() + 16, 8);
-  if (all.size() != 24 + size)
+  uint64_t entryKey, size, sum;
+  std::memcpy(&entryKey, all.data() + 8, 8);
+  std::memcpy(&size, all.data() + 16, 8);
+  std::memcpy(&sum, all.data() + 24, 8);
+  if (entryKey != key || all.size() != kHeader + size)
     return false;
-  cubin = all.substr(24);
+  cubin = all.substr(kHeader);
   return fnv1a(cubin) == sum;
 }
 
-static void writeEntry(const std::string &path, const std::string &cubin) {
+static void writeEntry(const std::string &path, uint64_t key, const std::string &cubin) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::string tmp = fmt::format("{}.tmp{}", path, ::getpid());
@@ -79,6 +88,7 @@ static void writeEntry(const std::string &path, const std::string &cubin) {
       return; // an unwritable cache only costs a recompile next time
     uint64_t size = cubin.size(), sum = fnv1a(cubin);
     out.write(kMagic, 8);
+    out.write(reinterpret_cast<const char *>(&key), 8);
     out.write(reinterpret_cast<const char *>(&size), 8);
     out.write(reinterpret_cast<const char *>(&sum), 8);
     out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
@@ -100,21 +110,22 @@ void clearMemoryCache() {
 
 std::string cachedCubin(const std::string &source, const std::string &arch) {
   std::lock_guard<std::mutex> lock(mu);
-  std::string key = cacheKey(source, arch);
+  uint64_t keyHash = cacheKeyHash(source, arch);
+  std::string key = fmt::format("{:016x}", keyHash);
   if (auto it = memory.find(key); it != memory.end()) {
     ++cacheStats().memoryHits;
     return it->second;
   }
   std::string path = cacheEntryPath(source, arch);
   std::string cubin;
-  if (readEntry(path, cubin)) {
+  if (readEntry(path, keyHash, cubin)) {
     ++cacheStats().diskHits;
   } else {
     if (std::filesystem::exists(path))
       ++cacheStats().corrupt;
     cubin = nvrtcCompile(source, arch, false).cubin;
     ++cacheStats().compiles;
-    writeEntry(path, cubin);
+    writeEntry(path, keyHash, cubin);
   }
   memory[key] = cubin;
   return cubin;

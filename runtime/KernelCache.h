@@ -1,7 +1,8 @@
 #pragma once
 /// The kernel cache: cubins kept in memory and on disk (KFUSE_CACHE_DIR, default
 /// ~/.cache/kfuse), keyed by a hash of source + options + NVRTC version + arch. Disk entries
-/// are written atomically (temp file, then rename) and checked on load (magic header,
+/// are written atomically (temp file, then rename) and checked on load (magic header, the
+/// key hash, so a file copied from another program or arch is refused,
 /// size, checksum); a corrupt entry is compiled again and rewritten.
 #include <cstdint>
 #include <filesystem>

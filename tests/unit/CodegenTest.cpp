@@ -167,7 +167,8 @@ TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompile
   std::string c1 = runtime::cachedCubin(src, "sm_90");
   CHECK(runtime::cacheStats().compiles == before.compiles + 1);
   std::string path = runtime::cacheEntryPath(src, "sm_90");
-  CHECK(std::filesystem::file_size(path) == c1.size() + 24);
+  // Header: magic, key hash, size, checksum.
+  CHECK(std::filesystem::file_size(path) == c1.size() + 32);
   CHECK(runtime::cachedCubin(src, "sm_90") == c1); // memory hit
   CHECK(runtime::cacheStats().memoryHits == before.memoryHits + 1);
   // Another program with the same disk entry corrupted: recompiled, not loaded.
@@ -186,7 +187,7 @@ TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompile
   CHECK(runtime::cachedCubin(src2, "sm_90") == c2); // corrupt entry: recompiled
   CHECK(runtime::cacheStats().corrupt == mid.corrupt + 1);
   CHECK(runtime::cacheStats().compiles == mid.compiles + 1);
-  CHECK(std::filesystem::file_size(path2) == c2.size() + 24);
+  CHECK(std::filesystem::file_size(path2) == c2.size() + 32);
   unsetenv("KFUSE_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }

@@ -99,8 +99,8 @@ TEST_CASE("simplify removes identities but never x*0", "[simplify]") {
   Graph g;
   auto x = g.input("x", f32, {4});
   auto h = g.input("h", f16, {4});
-  auto a = ((((x * 1.0) + 0.0) - 0.0) / 1.0);
-  auto b = 1.0 * (0.0 + cast(a, f32));
+  auto a = ((((x * 1.0) + -0.0) - 0.0) / 1.0);
+  auto b = 1.0 * (-0.0 + cast(a, f32));
   g.output(exp(b));
   g.output(x * 0.0);
   g.output(0.0 - x); // not an identity
@@ -115,6 +115,18 @@ TEST_CASE("simplify removes identities but never x*0", "[simplify]") {
   CHECK(g.outputs()[4]->kind() == OpKind::Cast);
   CHECK(g.outputs()[4]->operand(0).node == h.node());
   CHECK(countKind(g, OpKind::Add) == 0);
+}
+
+TEST_CASE("simplify keeps x + 0.0 and x - (-0.0): they turn -0 into +0", "[simplify]") {
+  Graph g;
+  auto x = g.input("x", f32, {4});
+  g.output(x + 0.0);
+  g.output(0.0 + x);
+  g.output(x - -0.0);
+  CHECK_FALSE(runPass(g, "simplify"));
+  CHECK(g.outputs()[0]->kind() == OpKind::Add);
+  CHECK(g.outputs()[1]->kind() == OpKind::Add);
+  CHECK(g.outputs()[2]->kind() == OpKind::Sub);
 }
 
 TEST_CASE("simplify folds x*0.5*2 to x and refuses overflowing folds", "[simplify]") {
