@@ -16,8 +16,9 @@ static __device__ __forceinline__ float kf_bf2f(unsigned short h) { return __uin
 static __device__ __forceinline__ unsigned short kf_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 static __device__ __forceinline__ unsigned short kf_f2bf(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 static __device__ __forceinline__ float kf_nan() { return __int_as_float(0x7fc00000); }
-static __device__ __forceinline__ float kf_max(float a, float b) { return (a != a || b != b) ? kf_nan() : fmaxf(a, b); }
-static __device__ __forceinline__ float kf_min(float a, float b) { return (a != a || b != b) ? kf_nan() : fminf(a, b); }
+// IEEE 754-2019 maximum/minimum, as the interpreter: NaN propagates and -0 < +0.
+static __device__ __forceinline__ float kf_max(float a, float b) { return (a != a || b != b) ? kf_nan() : a == b ? (signbit(a) ? b : a) : fmaxf(a, b); }
+static __device__ __forceinline__ float kf_min(float a, float b) { return (a != a || b != b) ? kf_nan() : a == b ? (signbit(a) ? a : b) : fminf(a, b); }
 static __device__ __forceinline__ float kf_relu(float x) { return x != x ? x : fmaxf(x, 0.0f); }
 static __device__ __forceinline__ float kf_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 static __device__ __forceinline__ float kf_silu(float x) { return x / (1.0f + expf(-x)); }

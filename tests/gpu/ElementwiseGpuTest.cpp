@@ -241,3 +241,26 @@ TEST_CASE("CUDA graph: replayed 1000 times with rebound buffers", "[gpu][graph]"
   CHECK(compare(DType::F32, download(g.outputs()[0]->type(), ob), refB) == "");
   d.cuStreamDestroy_v2(s);
 }
+
+TEST_CASE("max and min order -0 below +0, whichever operand it is (as the interpreter)", "[gpu]") {
+  Driver &d = Driver::require();
+  Graph g("zeros");
+  Value x = g.input("x", f32, {4});
+  Value y = g.input("y", f32, {4});
+  g.output(max(x, y));
+  g.output(min(x, y));
+  fuseAll(g);
+  DeviceBuffer bx = upload(x->type(), {-0.0, 0.0, -0.0, 0.0}), by = upload(y->type(), {0.0, -0.0, -0.0, 0.0});
+  DeviceBuffer omax(16), omin(16);
+  runtime::Executable exe(d, g);
+  exe.launch({bx.ptr(), by.ptr()}, {omax.ptr(), omin.ptr()}, nullptr);
+  d.check(d.cuCtxSynchronize(), "sync");
+  HostTensor mx = download(x->type(), omax), mn = download(x->type(), omin);
+  for (int i = 0; i < 4; ++i) {
+    INFO("element " << i);
+    CHECK(mx[i] == 0.0);
+    CHECK(mn[i] == 0.0);
+    CHECK(std::signbit(mx[i]) == (i == 2)); // max is -0 only of two -0s
+    CHECK(std::signbit(mn[i]) == (i != 3)); // min is +0 only of two +0s
+  }
+}
