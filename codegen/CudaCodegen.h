@@ -14,8 +14,18 @@ namespace kfuse::codegen {
 /// Threads per block every generated kernel is written for (__launch_bounds__).
 inline constexpr unsigned kDefaultBlock = 256;
 
+class Emitter;
+
 /// The whole program: a small prelude of helpers, then each kernel. `block` is the
 /// __launch_bounds__ each kernel declares.
 std::string emitProgram(const std::vector<KernelSpec> &specs, unsigned block = kDefaultBlock);
+
+/// The per-element __device__ function `<mangled>_elem` of kernel `k` (for a GEMM kernel:
+/// its epilogue, taking the accumulator). Shared by the elementwise and GEMM codegen so
+/// that every op is emitted in one place.
+void emitElementFunction(Emitter &e, const KernelSpec &k);
+/// `const T *__restrict__ in0, ..., T *__restrict__ out0, ...` and `in0, ..., out0, ...`.
+std::string kernelPointerParams(const KernelSpec &k);
+std::string kernelPointerArgs(const KernelSpec &k);
 
 } // namespace kfuse::codegen

@@ -12,7 +12,10 @@ namespace kfuse::runtime {
 using namespace codegen;
 
 Executable::Executable(Driver &d, const Graph &g) : d_(d) {
-  specs_ = buildKernelSpecs(g);
+  Target target;
+  target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
+  target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
+  specs_ = buildKernelSpecs(g, target);
   source_ = emitProgram(specs_);
   for (const Node *n : g.inputs())
     inputIds_.push_back(n->id());
@@ -35,10 +38,16 @@ Executable::Executable(Driver &d, const Graph &g) : d_(d) {
   for (const KernelSpec &k : specs_)
     configs_.push_back(k.launchConfig(kDefaultBlock, maxBlocks));
   std::string cubin = cachedCubin(source_, d.arch());
-  d.check(d.cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernels (cuModuleLoadData)");
+  d.check(d.cuModuleLoadData(&module_, cubin.data()),
+          "loading the compiled kernels (cuModuleLoadData)");
   for (const KernelSpec &k : specs_) {
     CUfunction f;
     d.check(d.cuModuleGetFunction(&f, module_, k.mangled.c_str()), "cuModuleGetFunction");
+    // Dynamic shared memory above the default 48 KB must be opted into per function.
+    if (unsigned smem = configs_[k.index].sharedBytes; smem > 48 * 1024)
+      d.check(d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(smem)),
+              "raising a GEMM kernel's shared memory limit (cuFuncSetAttribute)");
     functions_.push_back(f);
   }
   if (plan_.peakBytes)
@@ -74,6 +83,11 @@ void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdevic
     a.clear();
     for (const SpecTensor &t : specs_[k].inputs)
       a.push_back(where.at(t.nodeId));
+    // GEMM operands are read with 16-byte copies and loads.
+    for (size_t j = 0; specs_[k].gemm && j < 2; ++j)
+      if (a[j] % 16 != 0)
+        fail("kernel '{}': matmul operand {} at 0x{:x} is not 16-byte aligned", specs_[k].name, j,
+             a[j]);
     for (const SpecOutput &o : specs_[k].outputs)
       a.push_back(where.at(o.tensor.nodeId));
     argPtrs_[k].clear();
@@ -86,12 +100,14 @@ void Executable::launchKernel(unsigned k, CUstream stream) {
   if (specs_[k].numel() == 0)
     return;
   const LaunchConfig &c = configs_[k];
-  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), 1, 1, c.block, 1, 1, 0, stream,
-                             argPtrs_[k].data(), nullptr),
+  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), c.gridY, c.gridZ,
+                             c.block, c.blockY, c.blockZ, c.sharedBytes, stream, argPtrs_[k].data(),
+                             nullptr),
            "cuLaunchKernel");
 }
 
-void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream) {
+void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs,
+                        CUstream stream) {
   bind(inputs, outputs);
   for (unsigned k = 0; k < specs_.size(); ++k)
     launchKernel(k, stream);
@@ -100,22 +116,28 @@ void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdev
     if (s == -1 || outputBytes_[j] == 0)
       continue;
     CUdeviceptr src = s >= 0 ? inputs[s] : outputs[-2 - s];
-    d_.check(d_.cuMemcpyDtoDAsync_v2(outputs[j], src, outputBytes_[j], stream), "copying an output");
+    d_.check(d_.cuMemcpyDtoDAsync_v2(outputs[j], src, outputBytes_[j], stream),
+             "copying an output");
   }
 }
 
 CUDA_KERNEL_NODE_PARAMS Executable::nodeParams(unsigned k) {
   CUDA_KERNEL_NODE_PARAMS p{};
   p.func = functions_[k];
-  p.gridDimX = static_cast<unsigned>(configs_[k].grid);
-  p.gridDimY = p.gridDimZ = 1;
-  p.blockDimX = configs_[k].block;
-  p.blockDimY = p.blockDimZ = 1;
+  const LaunchConfig &c = configs_[k];
+  p.gridDimX = static_cast<unsigned>(c.grid);
+  p.gridDimY = c.gridY;
+  p.gridDimZ = c.gridZ;
+  p.blockDimX = c.block;
+  p.blockDimY = c.blockY;
+  p.blockDimZ = c.blockZ;
+  p.sharedMemBytes = c.sharedBytes;
   p.kernelParams = argPtrs_[k].data();
   return p;
 }
 
-void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
+void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs,
+                              llvm::ArrayRef<CUdeviceptr> outputs) {
   for (int s : copySource_)
     if (s != -1)
       fail("a graph whose output is an input or a repeated output cannot be captured yet");
@@ -134,8 +156,9 @@ void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef
   for (unsigned k = 0; k < specs_.size(); ++k) {
     std::vector<CUgraphNode> deps;
     for (const SpecTensor &t : specs_[k].inputs)
-      if (auto it = producer.find(t.nodeId); it != producer.end() && nodes_[it->second] &&
-                                             std::find(deps.begin(), deps.end(), nodes_[it->second]) == deps.end())
+      if (auto it = producer.find(t.nodeId);
+          it != producer.end() && nodes_[it->second] &&
+          std::find(deps.begin(), deps.end(), nodes_[it->second]) == deps.end())
         deps.push_back(nodes_[it->second]);
     // Arena reuse: a kernel must also wait for every earlier kernel (keep the order total
     // so a reused slot is never overwritten while still being read).
@@ -146,12 +169,14 @@ void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef
       continue;
     }
     CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
-    d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, deps.data(), deps.size(), &p), "cuGraphAddKernelNode");
+    d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, deps.data(), deps.size(), &p),
+             "cuGraphAddKernelNode");
   }
   d_.check(d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiate");
 }
 
-void Executable::rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
+void Executable::rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs,
+                             llvm::ArrayRef<CUdeviceptr> outputs) {
   if (!exec_)
     fail("rebindGraph before captureGraph");
   bind(inputs, outputs);
@@ -159,7 +184,8 @@ void Executable::rebindGraph(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<
     if (specs_[k].numel() == 0)
       continue;
     CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
-    d_.check(d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[k], &p), "cuGraphExecKernelNodeSetParams");
+    d_.check(d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[k], &p),
+             "cuGraphExecKernelNodeSetParams");
   }
 }
 

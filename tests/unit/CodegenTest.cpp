@@ -34,7 +34,9 @@ TEST_CASE("golden: the seed doubling kernel, n=10, 4 threads per block", "[codeg
   CHECK(c.grid == 3); // 12 threads for 10 elements: two idle
   CHECK(specs[0].mangled == "kf0_y_2Eout");
   std::string src = emitProgram(specs, 4);
-  CHECK(kernelPart(src) == R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
+  CHECK(
+      kernelPart(src) ==
+      R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
   (void)i;
   const float t0 = a0;
   const float t1 = t0 * 2.0f;
@@ -94,19 +96,24 @@ TEST_CASE("64-bit indices only at 2^31 elements and beyond", "[codegen]") {
   g.output(g.input("x", f32, {int64_t(1) << 31}) * 3.0);
   std::vector<KernelSpec> specs = buildKernelSpecs(g);
   CHECK(specs[0].wide());
-  CHECK(emitProgram(specs).find("const unsigned long long n = 2147483648ull;") != std::string::npos);
+  CHECK(emitProgram(specs).find("const unsigned long long n = 2147483648ull;") !=
+        std::string::npos);
   Graph h("narrow");
   h.output(h.input("x", f32, {(int64_t(1) << 31) - 1}) * 3.0);
   CHECK_FALSE(buildKernelSpecs(h)[0].wide());
 }
 
-TEST_CASE("user names are mangled, matmul is refused clearly", "[codegen]") {
+TEST_CASE("user names are mangled, a lone matmul is a GEMM kernel", "[codegen]") {
   CHECK(mangle("a b*/") == "a_20b_2A_2F");
   Graph g("mm");
   Value a = g.input("a", f32, {4, 8});
   Value b = g.input("b", f32, {8, 2});
   g.output(matmul(a, b));
-  CHECK_THROWS_WITH(buildKernelSpecs(g), Catch::Contains("matmul kernels are not generated yet"));
+  std::vector<KernelSpec> specs = buildKernelSpecs(g);
+  REQUIRE(specs.size() == 1);
+  REQUIRE(specs[0].gemm);
+  CHECK(specs[0].ops.size() == 1);
+  CHECK(specs[0].outputs.size() == 1);
 }
 
 TEST_CASE("NaN-aware max/min/relu and literal spelling", "[codegen]") {
@@ -125,7 +132,9 @@ TEST_CASE("NVRTC compiles every kernel of a program to an sm_90 cubin without a 
   std::string src = emitProgram(buildKernelSpecs(*g));
   runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_90", true);
   CHECK(p.cubin.size() > 1000);
-  CHECK(p.cubin.compare(0, 4, "\x7f" "ELF") == 0);
+  CHECK(p.cubin.compare(0, 4,
+                        "\x7f"
+                        "ELF") == 0);
   CHECK(p.ptx.find(".entry kf0_gelu") != std::string::npos);
 }
 
