@@ -84,7 +84,9 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     } else {
       // Threads own 8 contiguous columns and a slice of K; fewer columns per block when
       // the grid would not give every SM two blocks.
-      s.warpsN = 16;
+      // 512 threads for few rows; above 8 rows the M x 8 accumulators need more than the
+      // 128 registers a 512-thread block allows, so 256.
+      s.warpsN = s.M > 8 ? 8 : 16;
       s.bn = (s.N + 63) / 64 * s.batch() >= 2 * int64_t(target.smCount) ? 64 : 32;
     }
     s.why = fmt::format("M={} <= 16: memory-bound on the {} weight bytes, streamed once "
