@@ -1,6 +1,7 @@
 #include "codegen/CudaCodegen.h"
 
 #include "codegen/Emitter.h"
+#include "codegen/GemmCodegen.h"
 #include "ir/Error.h"
 
 #include <algorithm>
@@ -143,6 +144,7 @@ private:
     return cond.empty() ? "true" : cond;
   }
 
+public:
   std::string pointerParams() const {
     std::string p;
     for (size_t j = 0; j < k_.inputs.size(); ++j)
@@ -162,6 +164,7 @@ private:
     return p;
   }
 
+private:
   std::string opExpr(const SpecOp &op, const std::vector<std::string> &a) const {
     switch (op.kind) {
     case OpKind::Neg:
@@ -217,6 +220,7 @@ private:
     }
   }
 
+public:
   /// How the vector loop reads input j: as a vector at the linear index (full), as a vector
   /// at its own offset (its innermost dims are read contiguously in runs that are multiples
   /// of the vector width: a broadcast row), as one value for the whole vector (its
@@ -235,20 +239,25 @@ private:
     return groups[0].stride == 0 ? Access::Splat : Access::Row;
   }
   /// Whether input j arrives at the element function as a raw value (a<j>).
-  bool rawInput(size_t j) const { return access(k_.inputs[j]) != Access::Gather; }
+  bool rawInput(size_t j) const { return !k_.gemm && access(k_.inputs[j]) != Access::Gather; }
 
   /// __device__ function computing one element at linear index i. Inputs read by the
   /// callers arrive as raw values (a<j>), full outputs leave as raw values (r<j>); other
   /// inputs and smaller outputs are read/written here through their pointers.
+  /// GEMM epilogue: the matmul's f32 accumulator arrives as `acc` and every tensor goes
+  /// through its pointer (inputs 0 and 1, A and B, are not read here).
   void writeElem() {
+    const bool gemm = k_.gemm.has_value();
     std::string params = fmt::format("{} i", idx_);
+    if (gemm)
+      params += ", float acc";
     std::string ptrs = pointerParams();
     if (!ptrs.empty())
       params += ", " + ptrs;
-    for (size_t j = 0; j < k_.inputs.size(); ++j)
+    for (size_t j = 0; j < k_.inputs.size() && !gemm; ++j)
       if (rawInput(j))
         params += fmt::format(", {} a{}", storageType(k_.inputs[j].type.dtype), j);
-    for (size_t j = 0; j < k_.outputs.size(); ++j)
+    for (size_t j = 0; j < k_.outputs.size() && !gemm; ++j)
       if (k_.outputs[j].tensor.full)
         params += fmt::format(", {} &r{}", storageType(k_.outputs[j].tensor.type.dtype), j);
     e_.openScope("static __device__ __forceinline__ void {}_elem({})", k_.mangled, params);
@@ -257,6 +266,10 @@ private:
     std::vector<std::string> inTmp, opTmp;
     for (size_t j = 0; j < k_.inputs.size(); ++j) {
       const SpecTensor &t = k_.inputs[j];
+      if (gemm && j < 2) {
+        inTmp.push_back("");
+        continue;
+      }
       std::string raw =
           rawInput(j) ? fmt::format("a{}", j) : fmt::format("in{}[{}]", j, offset(t, "i"));
       std::string tn = e_.tmp();
@@ -264,6 +277,10 @@ private:
       inTmp.push_back(tn);
     }
     for (const SpecOp &op : k_.ops) {
+      if (op.kind == OpKind::MatMul) {
+        opTmp.push_back("acc");
+        continue;
+      }
       std::vector<std::string> a;
       for (const SpecRef &r : op.args)
         a.push_back(r.kind == SpecRef::Input ? inTmp[r.index]
@@ -276,7 +293,9 @@ private:
     for (size_t j = 0; j < k_.outputs.size(); ++j) {
       const SpecOutput &o = k_.outputs[j];
       std::string v = storeExpr(o.tensor.type.dtype, opTmp[o.op]);
-      if (o.tensor.full)
+      if (o.tensor.full && gemm)
+        e_.line("out{}[i] = {};", j, v);
+      else if (o.tensor.full)
         e_.line("r{} = {};", j, v);
       else
         e_.line("if ({}) out{}[{}] = {};", firstCopy(o.tensor, "i"), j, offset(o.tensor, "i"), v);
@@ -284,6 +303,7 @@ private:
     e_.closeScope();
   }
 
+private:
   static const char *vecType(size_t bytes) {
     return bytes >= 16  ? "uint4"
            : bytes == 8 ? "uint2"
@@ -445,12 +465,34 @@ private:
 };
 } // namespace
 
+void emitElementFunction(Emitter &e, const KernelSpec &k) {
+  KernelWriter(e, k, CodegenOptions{}).writeElem();
+}
+
+std::string kernelPointerParams(const KernelSpec &k) {
+  Emitter e;
+  return KernelWriter(e, k, CodegenOptions{}).pointerParams();
+}
+
+std::string kernelPointerArgs(const KernelSpec &k) {
+  Emitter e;
+  return KernelWriter(e, k, CodegenOptions{}).pointerArgs();
+}
+
 std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptions &options) {
   std::string out = kPrelude;
+  bool anyGemm = false;
+  for (const KernelSpec &k : specs)
+    anyGemm = anyGemm || k.gemm.has_value();
+  if (anyGemm)
+    out += gemmPrelude(); // only programs with a matmul carry the GEMM templates
   for (const KernelSpec &k : specs) {
     Emitter ke;
     ke.blank();
-    KernelWriter(ke, k, options).write();
+    if (k.gemm)
+      emitGemmKernel(ke, k);
+    else
+      KernelWriter(ke, k, options).write();
     out += ke.str();
   }
   return out;

@@ -26,4 +26,14 @@ struct CodegenOptions {
 /// The whole program: a small prelude of helpers, then each kernel.
 std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptions &options = {});
 
+class Emitter;
+
+/// The per-element __device__ function `<mangled>_elem` of kernel `k` (for a GEMM kernel:
+/// its epilogue, taking the accumulator). Shared by the elementwise and GEMM codegen so
+/// that every op is emitted in one place.
+void emitElementFunction(Emitter &e, const KernelSpec &k);
+/// `const T *__restrict__ in0, ..., T *__restrict__ out0, ...` and `in0, ..., out0, ...`.
+std::string kernelPointerParams(const KernelSpec &k);
+std::string kernelPointerArgs(const KernelSpec &k);
+
 } // namespace kfuse::codegen

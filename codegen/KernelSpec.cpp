@@ -36,19 +36,39 @@ unsigned KernelSpec::vectorWidth() const {
 
 int64_t KernelSpec::bytesMoved() const {
   int64_t b = 0;
-  for (const SpecTensor &t : inputs)
+  // A GEMM whose epilogue also reads A or B lists that tensor twice; like the traffic model,
+  // count each distinct tensor once (the second read is of data the kernel just streamed).
+  std::vector<unsigned> seen;
+  for (const SpecTensor &t : inputs) {
+    if (std::find(seen.begin(), seen.end(), t.nodeId) != seen.end())
+      continue;
+    seen.push_back(t.nodeId);
     b += t.type.bytes();
+  }
   for (const SpecOutput &o : outputs)
     b += o.tensor.type.bytes();
   return b;
 }
 
 double KernelSpec::flops() const {
+  if (gemm) // 2 M N K per batch, and the epilogue (ops after the matmul) per element of C
+    return 2.0 * double(gemm->M) * double(gemm->N) * double(gemm->K) * double(gemm->batch()) +
+           double(ops.size() - 1) * double(numel());
   return static_cast<double>(ops.size()) * static_cast<double>(numel());
 }
+static unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 
 LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const {
   LaunchConfig c;
+  if (gemm) {
+    const GemmSpec &s = *gemm;
+    c.block = s.threads();
+    c.grid = ceilDiv(s.N, s.bn);
+    c.gridY = s.kernel == GemmKernel::Gemv ? 1 : ceilDiv(s.M, s.bm);
+    c.gridZ = static_cast<unsigned>(s.batch());
+    c.sharedBytes = static_cast<unsigned>(s.sharedBytes());
+    return c;
+  }
   c.block = block;
   uint64_t n = static_cast<uint64_t>(numel());
   uint64_t v = vectorWidth();
@@ -68,7 +88,7 @@ static SpecTensor makeTensor(const Node *n, const Shape &iter) {
   return t;
 }
 
-std::vector<KernelSpec> buildKernelSpecs(const Graph &g) {
+std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target) {
   // Group nodes: region k -> its nodes in program order; lone nodes get their own group.
   struct Group {
     std::string name;
@@ -140,12 +160,18 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g) {
     k.index = specs.size();
     k.name = grp.name;
     k.mangled = fmt::format("kf{}_{}", k.index, mangle(grp.name));
+    const Node *mm = nullptr;
     for (const Node *n : grp.nodes) {
-      if (n->kind() == OpKind::MatMul)
-        fail("kernel '{}': matmul kernels are not generated yet", grp.name);
-      if (!isElementwise(n->kind()))
+      if (n->kind() == OpKind::MatMul) {
+        if (mm)
+          fail("kernel '{}': two matmuls in one kernel cannot be generated", grp.name);
+        mm = n;
+      } else if (!isElementwise(n->kind()))
         fail("kernel '{}': op '{}' cannot be generated", grp.name, opName(n->kind()));
     }
+    if (mm && grp.nodes.front() != mm)
+      fail("kernel '{}': a matmul kernel must start with its matmul (its epilogue follows)",
+           grp.name);
     // Iteration shape: the broadcast of every op's shape in the kernel.
     Shape iter;
     for (const Node *n : grp.nodes)
@@ -153,7 +179,30 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g) {
     k.iterShape = iter;
 
     llvm::DenseMap<const Node *, unsigned> opIndex, inputIndex;
+    if (mm) {
+      if (mm->shape() != iter)
+        fail("kernel '{}': the matmul epilogue iterates over {}, not the matmul's shape {}",
+             grp.name, shapeToString(iter), shapeToString(mm->shape()));
+      k.gemm = makeGemmSpec(mm, target);
+      // A and B: read by the GEMM's own loads, never through the epilogue's index map.
+      for (unsigned j = 0; j < 2; ++j) {
+        SpecTensor t;
+        t.type = mm->operand(j).node->type();
+        t.nodeId = mm->operand(j).node->id();
+        t.aligned = t.type.shape;
+        k.inputs.push_back(t);
+      }
+      SpecOp op;
+      op.kind = OpKind::MatMul;
+      op.dtype = mm->dtype();
+      op.nodeId = mm->id();
+      op.args = {{SpecRef::Input, 0, 0.f}, {SpecRef::Input, 1, 0.f}};
+      opIndex[mm] = 0;
+      k.ops.push_back(std::move(op));
+    }
     for (const Node *n : grp.nodes) {
+      if (n == mm)
+        continue;
       SpecOp op;
       op.kind = n->kind();
       op.dtype = n->dtype();

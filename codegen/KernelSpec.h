@@ -4,9 +4,11 @@
 /// earlier ops or f32 literals), and the values it stores. Each input and output carries
 /// its shape aligned to the kernel's iteration shape, so codegen broadcasts by index
 /// arithmetic (stride 0 where a dim is 1) and never looks at the Graph again.
+#include "codegen/GemmSpec.h"
 #include "ir/Graph.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,10 +42,14 @@ struct SpecOutput {
   unsigned op = 0; ///< the op whose value is stored
 };
 
-/// Launch shape of an elementwise kernel for a given element count.
+/// Launch shape of a kernel: a 3D grid of 3D blocks and its dynamic shared memory.
+/// Elementwise kernels use x only; GEMM kernels put N tiles on x, M tiles on y, batches on z.
 struct LaunchConfig {
   unsigned block = 256;
   uint64_t grid = 1;
+  unsigned gridY = 1, gridZ = 1;
+  unsigned blockY = 1, blockZ = 1;
+  unsigned sharedBytes = 0; ///< dynamic; above 48 KB the runtime raises the function's limit
 };
 
 struct KernelSpec {
@@ -54,6 +60,9 @@ struct KernelSpec {
   std::vector<SpecTensor> inputs;
   std::vector<SpecOp> ops;
   std::vector<SpecOutput> outputs;
+  /// Set when the region holds a matmul: then ops[0] is the matmul (args: inputs 0 and 1,
+  /// its A and B, read only by the GEMM) and the other ops are its epilogue.
+  std::optional<GemmSpec> gemm;
 
   int64_t numel() const { return numElements(iterShape); }
   /// Bytes the kernel moves: each input tensor read once, each output written once (the
@@ -66,14 +75,15 @@ struct KernelSpec {
   /// Elements per vector access: 16 bytes of the widest dtype among full tensors.
   unsigned vectorWidth() const;
   /// Grid for `block` threads per block: enough blocks for every element (counting the
-  /// vector width), capped at `maxBlocks` (e.g. SMs * 8) for the grid-stride loop.
+  /// vector width), capped at `maxBlocks` (e.g. SMs * 8) for the grid-stride loop. A GEMM
+  /// kernel ignores both: its launch follows from its tile.
   LaunchConfig launchConfig(unsigned block, uint64_t maxBlocks) const;
 };
 
 /// Builds one spec per kernel in an order where every kernel follows its producers. Nodes
 /// with kernel() >= 0 form that region; any other non-input node is a kernel of its own.
-/// Throws kfuse::Error on a matmul ("matmul kernels are not generated yet").
-std::vector<KernelSpec> buildKernelSpecs(const Graph &g);
+/// A region holding a matmul becomes a GEMM kernel (its kernel chosen for `target`).
+std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target = {});
 
 /// A C identifier made from any user string: [A-Za-z0-9] kept, everything else _XX hex.
 std::string mangle(std::string_view s);

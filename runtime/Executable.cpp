@@ -12,7 +12,10 @@ namespace kfuse::runtime {
 using namespace codegen;
 
 Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options) : d_(d) {
-  specs_ = buildKernelSpecs(g);
+  Target target;
+  target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
+  target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
+  specs_ = buildKernelSpecs(g, target);
   CodegenOptions o = options;
   o.block = kDefaultBlock; // the launch below uses it
   source_ = emitProgram(specs_, o);
@@ -43,6 +46,11 @@ Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options)
     for (const KernelSpec &k : specs_) {
       CUfunction f;
       d.check(d.cuModuleGetFunction(&f, module_, k.mangled.c_str()), "cuModuleGetFunction");
+      // Dynamic shared memory above the default 48 KB must be opted into per function.
+      if (unsigned smem = configs_[k.index].sharedBytes; smem > 48 * 1024)
+        d.check(d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(smem)),
+                "raising a GEMM kernel's shared memory limit (cuFuncSetAttribute)");
       functions_.push_back(f);
     }
     if (plan_.peakBytes)
@@ -82,6 +90,11 @@ void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdevic
     a.clear();
     for (const SpecTensor &t : specs_[k].inputs)
       a.push_back(where.at(t.nodeId));
+    // GEMM operands are read with 16-byte copies and loads.
+    for (size_t j = 0; specs_[k].gemm && j < 2; ++j)
+      if (a[j] % 16 != 0)
+        fail("kernel '{}': matmul operand {} at 0x{:x} is not 16-byte aligned", specs_[k].name, j,
+             a[j]);
     for (const SpecOutput &o : specs_[k].outputs)
       a.push_back(where.at(o.tensor.nodeId));
     argPtrs_[k].clear();
@@ -94,8 +107,9 @@ void Executable::launchKernel(unsigned k, CUstream stream) {
   if (specs_[k].numel() == 0)
     return;
   const LaunchConfig &c = configs_[k];
-  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), 1, 1, c.block, 1, 1, 0,
-                             stream, argPtrs_[k].data(), nullptr),
+  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), c.gridY, c.gridZ,
+                             c.block, c.blockY, c.blockZ, c.sharedBytes, stream, argPtrs_[k].data(),
+                             nullptr),
            "cuLaunchKernel");
 }
 
@@ -117,10 +131,14 @@ void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdev
 CUDA_KERNEL_NODE_PARAMS Executable::nodeParams(unsigned k) {
   CUDA_KERNEL_NODE_PARAMS p{};
   p.func = functions_[k];
-  p.gridDimX = static_cast<unsigned>(configs_[k].grid);
-  p.gridDimY = p.gridDimZ = 1;
-  p.blockDimX = configs_[k].block;
-  p.blockDimY = p.blockDimZ = 1;
+  const LaunchConfig &c = configs_[k];
+  p.gridDimX = static_cast<unsigned>(c.grid);
+  p.gridDimY = c.gridY;
+  p.gridDimZ = c.gridZ;
+  p.blockDimX = c.block;
+  p.blockDimY = c.blockY;
+  p.blockDimZ = c.blockZ;
+  p.sharedMemBytes = c.sharedBytes;
   p.kernelParams = argPtrs_[k].data();
   return p;
 }

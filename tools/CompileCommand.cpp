@@ -55,7 +55,9 @@ int compileMain(const std::vector<std::string> &args) {
       pm.addPipeline(defaultPipeline());
       pm.run(*g);
     }
-    std::vector<codegen::KernelSpec> specs = codegen::buildKernelSpecs(*g);
+    codegen::Target target;
+    target.sm = static_cast<unsigned>(std::stoul(arch.substr(3)));
+    std::vector<codegen::KernelSpec> specs = codegen::buildKernelSpecs(*g, target);
     std::string source = codegen::emitProgram(specs);
     runtime::CompiledProgram prog = runtime::nvrtcCompile(source, arch, emit.count("ptx") > 0);
     fmt::print("graph {}: {} kernel{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {})\n",
@@ -64,12 +66,22 @@ int compileMain(const std::vector<std::string> &args) {
     std::string options;
     for (const std::string &o : runtime::nvrtcOptions(arch))
       options += o + "\n";
-    std::string launches = "# kernel grid block numel\n";
+    std::string launches = "# kernel grid block numel [gridY gridZ sharedBytes kernel]\n";
     for (const auto &s : specs) {
       codegen::LaunchConfig lc = s.launchConfig(codegen::kDefaultBlock, 132 * 8);
-      launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
-      fmt::print("  {:<24} {:>12} elements  grid {} x block {}\n", s.mangled, s.numel(), lc.grid,
-                 lc.block);
+      if (!s.gemm) {
+        launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
+        fmt::print("  {:<24} {:>12} elements  grid {} x block {}\n", s.mangled, s.numel(), lc.grid,
+                   lc.block);
+        continue;
+      }
+      const codegen::GemmSpec &gs = *s.gemm;
+      launches +=
+          fmt::format("{} {} {} {} {} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel(),
+                      lc.gridY, lc.gridZ, lc.sharedBytes, codegen::gemmKernelName(gs.kernel));
+      fmt::print("  {:<24} {:>12} elements  grid {}x{}x{} x block {}, {} B shared: {}\n", s.mangled,
+                 s.numel(), lc.grid, lc.gridY, lc.gridZ, lc.block, lc.sharedBytes, gs.describe());
+      fmt::print("  {:<24} chosen because {}\n", "", gs.why);
     }
     if (dumpDir.empty())
       continue;

@@ -113,13 +113,17 @@ TEST_CASE("64-bit indices only at 2^31 elements and beyond", "[codegen]") {
   CHECK_FALSE(buildKernelSpecs(h)[0].wide());
 }
 
-TEST_CASE("user names are mangled, matmul is refused clearly", "[codegen]") {
+TEST_CASE("user names are mangled, a lone matmul is a GEMM kernel", "[codegen]") {
   CHECK(mangle("a b*/") == "a_20b_2A_2F");
   Graph g("mm");
   Value a = g.input("a", f32, {4, 8});
   Value b = g.input("b", f32, {8, 2});
   g.output(matmul(a, b));
-  CHECK_THROWS_WITH(buildKernelSpecs(g), Catch::Contains("matmul kernels are not generated yet"));
+  std::vector<KernelSpec> specs = buildKernelSpecs(g);
+  REQUIRE(specs.size() == 1);
+  REQUIRE(specs[0].gemm);
+  CHECK(specs[0].ops.size() == 1);
+  CHECK(specs[0].outputs.size() == 1);
 }
 
 TEST_CASE("NaN-aware max/min/relu and literal spelling", "[codegen]") {
@@ -206,8 +210,7 @@ TEST_CASE("memory plan: intermediates share the arena by liveness", "[plan]") {
 }
 
 TEST_CASE("kernel specs move the bytes the traffic model predicts", "[codegen]") {
-  test::RandomGraphOptions opts;
-  opts.matmuls = false;
+  test::RandomGraphOptions opts; // matmuls (with their epilogues) included
   Device h200 = parseDevice("h200");
   for (uint64_t seed = 0; seed < 300; ++seed) {
     std::unique_ptr<Graph> g = test::randomGraph(seed, opts);

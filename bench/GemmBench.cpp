@@ -1,0 +1,246 @@
+// GEMM benchmark on the GPU, one run: bf16 matmul + bias + relu at 4096^3 and 8192^3 with
+// kfuse's generated kernel (epilogue fused) against cuBLAS's bare GEMM, cuBLAS followed by
+// separate bias and relu kernels, and cuBLASLt with its fused RELU_BIAS epilogue; and the
+// decode shapes [1 or 16, 8192] x [8192, 8192] + bias + relu against cuBLAS and a device
+// copy of the weight bytes. Random inputs (never zeros), CUDA events, warm-up, median of
+// many. Prints a Markdown table.
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "passes/Fusion.h"
+#include "runtime/Driver.h"
+#include "runtime/Executable.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <functional>
+#include <vector>
+
+using namespace kfuse;
+using runtime::Driver;
+
+static Driver *D;
+
+static void cublasCheck(cublasStatus_t s, const char *what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail("{} failed: cuBLAS status {}", what, static_cast<int>(s));
+}
+
+static double medianMs(const std::function<void()> &work, int reps) {
+  CUevent a, b;
+  D->check(D->cuEventCreate(&a, 0), "cuEventCreate");
+  D->check(D->cuEventCreate(&b, 0), "cuEventCreate");
+  for (int i = 0; i < 5; ++i)
+    work();
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    D->check(D->cuEventRecord(a, nullptr), "cuEventRecord");
+    work();
+    D->check(D->cuEventRecord(b, nullptr), "cuEventRecord");
+    D->check(D->cuEventSynchronize(b), "cuEventSynchronize");
+    float ms = 0;
+    D->check(D->cuEventElapsedTime_v2(&ms, a, b), "cuEventElapsedTime");
+    t.push_back(ms);
+  }
+  D->cuEventDestroy_v2(a);
+  D->cuEventDestroy_v2(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// Random bf16 in [-1, 1) (device memory).
+static CUdeviceptr randomBf16(size_t n, uint64_t seed) {
+  std::vector<uint16_t> h(n);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+  for (uint16_t &v : h) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    v = floatToBF16Bits(static_cast<float>((s >> 40) * (2.0 / double(1ull << 24)) - 1.0));
+  }
+  CUdeviceptr p;
+  D->check(D->cuMemAlloc_v2(&p, n * 2), "cuMemAlloc");
+  D->check(D->cuMemcpyHtoD_v2(p, h.data(), n * 2), "cuMemcpyHtoD");
+  return p;
+}
+
+static CUdeviceptr alloc(size_t bytes) {
+  CUdeviceptr p;
+  D->check(D->cuMemAlloc_v2(&p, bytes), "cuMemAlloc");
+  return p;
+}
+
+/// relu(x[M,K] @ w[K,N] + b[N]) in bf16 (w as [N,K] when transB), fused by the fusion pass.
+static std::unique_ptr<Graph> mbr(int64_t M, int64_t N, int64_t K, bool transB) {
+  auto g = std::make_unique<Graph>("mbr");
+  Value x = g->input("x", bf16, {M, K});
+  Value w = g->input("w", bf16, transB ? Shape{N, K} : Shape{K, N});
+  Value b = g->input("b", bf16, {N});
+  g->output(relu(matmul(x, w, {false, transB}) + b));
+  fuseGraph(*g);
+  return g;
+}
+
+struct Lt {
+  cublasLtHandle_t h = nullptr;
+  void *ws = nullptr;
+  size_t wsBytes = 64 << 20;
+};
+
+/// cuBLASLt bf16 GEMM with its RELU_BIAS epilogue, row-major C[M,N] = relu(A[M,K] B[K,N] + b)
+/// computed as the column-major C^T = B^T A^T (bias along C^T's rows).
+static std::function<void()> ltReluBias(Lt &lt, CUdeviceptr A, CUdeviceptr B, CUdeviceptr bias,
+                                        CUdeviceptr C, int64_t M, int64_t N, int64_t K) {
+  cublasLtMatmulDesc_t op;
+  cublasCheck(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+              "cublasLtMatmulDescCreate");
+  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_RELU_BIAS;
+  cublasCheck(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)),
+              "epilogue");
+  void *bp = reinterpret_cast<void *>(bias);
+  cublasCheck(
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)),
+      "bias");
+  cudaDataType_t bt = CUDA_R_16BF;
+  cublasCheck(
+      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)),
+      "bias type");
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasCheck(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, N, K, N),
+              "layout B^T"); // first operand: B^T
+  cublasCheck(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, K, M, K), "layout A^T");
+  cublasCheck(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, N, M, N), "layout C^T");
+  cublasLtMatmulPreference_t pref;
+  cublasCheck(cublasLtMatmulPreferenceCreate(&pref), "pref");
+  cublasCheck(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                   &lt.wsBytes, sizeof(lt.wsBytes)),
+              "pref ws");
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  cublasCheck(cublasLtMatmulAlgoGetHeuristic(lt.h, op, la, lb, lc, lc, pref, 1, &heur, &found),
+              "heuristic");
+  if (!found)
+    fail("cuBLASLt found no RELU_BIAS algorithm");
+  return [=, &lt] {
+    float alpha = 1.f, beta = 0.f;
+    cublasCheck(cublasLtMatmul(lt.h, op, &alpha, reinterpret_cast<void *>(B), la,
+                               reinterpret_cast<void *>(A), lb, &beta, reinterpret_cast<void *>(C),
+                               lc, reinterpret_cast<void *>(C), lc, &heur.algo, lt.ws, lt.wsBytes,
+                               nullptr),
+                "cublasLtMatmul");
+  };
+}
+
+static void gemmEx(cublasHandle_t h, CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, int64_t M,
+                   int64_t N, int64_t K, bool transB) {
+  float alpha = 1.f, beta = 0.f;
+  // Row-major C = A B^(T) as column-major C^T = B^(T)^T A^T.
+  cublasCheck(cublasGemmEx(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M),
+                           int(K), &alpha, reinterpret_cast<void *>(B), CUDA_R_16BF,
+                           transB ? int(K) : int(N), reinterpret_cast<void *>(A), CUDA_R_16BF,
+                           int(K), &beta, reinterpret_cast<void *>(C), CUDA_R_16BF, int(N),
+                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              "cublasGemmEx");
+}
+
+int main() {
+  D = Driver::get();
+  if (!D) {
+    std::fprintf(stderr, "GemmBench: %s\n", Driver::unavailableReason().c_str());
+    return 77;
+  }
+  try {
+    std::printf("GPU: %s (%s, %d SMs)\n\n", D->deviceName.c_str(), D->arch().c_str(), D->smCount);
+    cublasHandle_t h;
+    cublasCheck(cublasCreate(&h), "cublasCreate");
+    Lt lt;
+    cublasCheck(cublasLtCreate(&lt.h), "cublasLtCreate");
+    lt.ws = reinterpret_cast<void *>(alloc(lt.wsBytes));
+    const int reps = 50;
+
+    // Copy bandwidth: 1 GiB device to device, bytes read + written.
+    size_t cb = size_t(1) << 30;
+    CUdeviceptr c0 = alloc(cb), c1 = alloc(cb);
+    D->check(D->cuMemsetD8_v2(c0, 0x3C, cb), "memset");
+    double copyMs =
+        medianMs([&] { D->check(D->cuMemcpyDtoDAsync_v2(c1, c0, cb, nullptr), "copy"); }, 20);
+    double copyGBs = 2.0 * cb / (copyMs * 1e-3) / 1e9;
+    std::printf("device copy 1 GiB: %.3f ms, %.0f GB/s (read + write)\n\n", copyMs, copyGBs);
+    D->cuMemFree_v2(c0);
+    D->cuMemFree_v2(c1);
+
+    std::printf("| case | kernel | median us | TFLOP/s | weight GB/s | %% of copy "
+                "|\n|---|---|---|---|---|---|\n");
+    auto rowOut = [&](const char *cs, const std::string &kern, double ms, double flops,
+                      double wbytes) {
+      double gbs = wbytes / (ms * 1e-3) / 1e9;
+      std::printf("| %s | %s | %.1f | %.1f | %.0f | %.1f%% |\n", cs, kern.c_str(), ms * 1e3,
+                  flops / (ms * 1e-3) / 1e12, gbs, 100.0 * gbs / copyGBs);
+      std::fflush(stdout);
+    };
+    struct Shape3 {
+      const char *name;
+      int64_t M, N, K;
+      bool transB;
+    };
+    std::vector<Shape3> shapes = {
+        {"4096^3 +bias+relu", 4096, 4096, 4096, false},
+        {"8192^3 +bias+relu", 8192, 8192, 8192, false},
+        {"decode M=1 [1,8192]x[8192,8192] +bias+relu", 1, 8192, 8192, false},
+        {"decode M=1, W as [N,K] (trans_b)", 1, 8192, 8192, true},
+        {"decode M=16 [16,8192]x[8192,8192] +bias+relu", 16, 8192, 8192, false},
+        {"decode M=16, W as [N,K] (trans_b)", 16, 8192, 8192, true}};
+    for (const Shape3 &s : shapes) {
+      double flops = 2.0 * s.M * s.N * s.K, wbytes = 2.0 * s.N * s.K;
+      CUdeviceptr A = randomBf16(s.M * s.K, 1), B = randomBf16(s.N * s.K, 2),
+                  bias = randomBf16(s.N, 3);
+      CUdeviceptr C = alloc(s.M * s.N * 2), T = alloc(s.M * s.N * 2);
+      auto g = mbr(s.M, s.N, s.K, s.transB);
+      runtime::Executable exe(*D, *g);
+      exe.launch({A, B, bias}, {C}, nullptr);
+      D->check(D->cuCtxSynchronize(), "first run");
+      double ours = medianMs([&] { exe.launchKernel(0, nullptr); }, reps);
+      rowOut(s.name, "kfuse " + exe.specs()[0].gemm->describe(), ours, flops, wbytes);
+      double bare = medianMs([&] { gemmEx(h, A, B, T, s.M, s.N, s.K, s.transB); }, reps);
+      rowOut(s.name, "cuBLAS bare GEMM (no epilogue)", bare, flops, wbytes);
+      // cuBLAS, then separate add and relu kernels (kfuse elementwise, unfused).
+      Graph ew("bias_relu");
+      Value hv = ew.input("h", bf16, {s.M, s.N});
+      Value bv = ew.input("b", bf16, {s.N});
+      ew.output(relu(hv + bv));
+      runtime::Executable sep(*D, ew);
+      double split = medianMs(
+          [&] {
+            gemmEx(h, A, B, T, s.M, s.N, s.K, s.transB);
+            sep.launch({T, bias}, {C}, nullptr);
+          },
+          reps);
+      rowOut(s.name, "cuBLAS + separate add, relu kernels", split, flops, wbytes);
+      if (!s.transB) {
+        auto lf = ltReluBias(lt, A, B, bias, T, s.M, s.N, s.K);
+        double ltMs = medianMs(lf, reps);
+        rowOut(s.name, "cuBLASLt fused RELU_BIAS", ltMs, flops, wbytes);
+      }
+      if (s.M <= 16) {
+        CUdeviceptr W2 = alloc(size_t(wbytes));
+        double cp = medianMs(
+            [&] { D->check(D->cuMemcpyDtoDAsync_v2(W2, B, size_t(wbytes), nullptr), "copy"); },
+            reps);
+        std::printf(
+            "| %s | device copy of the weight bytes (%.0f GB/s read+write) | %.1f | | | |\n",
+            s.name, 2 * wbytes / (cp * 1e-3) / 1e9, cp * 1e3);
+        D->cuMemFree_v2(W2);
+      }
+      for (CUdeviceptr p : {A, B, bias, C, T})
+        D->cuMemFree_v2(p);
+    }
+    cublasLtDestroy(lt.h);
+    cublasDestroy(h);
+  } catch (const Error &e) {
+    std::fprintf(stderr, "GemmBench: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,124 @@
+#include "codegen/GemmSpec.h"
+
+#include "ir/Error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kfuse::codegen {
+
+const char *gemmKernelName(GemmKernel k) {
+  switch (k) {
+  case GemmKernel::TensorCore:
+    return "tensor-core";
+  case GemmKernel::Simt:
+    return "simt-f32";
+  case GemmKernel::Gemv:
+    return "gemv";
+  }
+  return "?";
+}
+
+size_t GemmSpec::sharedBytes() const {
+  if (kernel != GemmKernel::TensorCore)
+    return 0;
+  // Rows padded by 8 elements (16 bytes) so ldmatrix's eight row reads hit distinct banks.
+  size_t a = transA ? size_t(bk) * (bm + 8) : size_t(bm) * (bk + 8);
+  size_t b = transB ? size_t(bn) * (bk + 8) : size_t(bk) * (bn + 8);
+  return stages * (a + b) * 2;
+}
+
+std::string GemmSpec::describe() const {
+  switch (kernel) {
+  case GemmKernel::TensorCore:
+    return fmt::format("tensor-core mma.sync {}x{}x{}, {} stages, {} warps", bm, bn, bk, stages,
+                       warpsM * warpsN);
+  case GemmKernel::Simt:
+    return fmt::format("simt f32 FFMA {}x{}x{}, {} threads", bm, bn, bk, threads());
+  case GemmKernel::Gemv:
+    return fmt::format("gemv {} columns per block, {} warps", bn, warpsN);
+  }
+  return "?";
+}
+
+/// Element strides of an operand's batch dims, aligned to the output's batch dims (0 where
+/// the operand is 1 or absent: broadcast).
+static std::vector<int64_t> batchStrides(const Shape &s, const Shape &outBatch) {
+  std::vector<int64_t> st(outBatch.size(), 0);
+  int64_t mat = s[s.size() - 1] * s[s.size() - 2], run = mat;
+  size_t rb = s.size() - 2;
+  for (size_t j = 0; j < rb; ++j) {
+    size_t d = rb - 1 - j;               // operand batch dim, innermost first
+    size_t od = outBatch.size() - 1 - j; // the output dim it aligns with
+    st[od] = s[d] == 1 ? 0 : run;
+    run *= s[d];
+  }
+  return st;
+}
+
+GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
+  const Node *a = mm->operand(0).node, *b = mm->operand(1).node;
+  GemmSpec s;
+  s.dtype = mm->dtype();
+  s.transA = mm->matmulAttrs().transA;
+  s.transB = mm->matmulAttrs().transB;
+  const Shape &so = mm->shape();
+  size_t ro = so.size();
+  s.M = so[ro - 2];
+  s.N = so[ro - 1];
+  s.K = s.transA ? a->shape()[a->shape().size() - 2] : a->shape().back();
+  s.batchShape.assign(so.begin(), so.end() - 2);
+  s.strideA = batchStrides(a->shape(), s.batchShape);
+  s.strideB = batchStrides(b->shape(), s.batchShape);
+  if (s.batch() > 65535)
+    fail("matmul '{}': {} batches exceed the 65535 a launch can hold", mm->name(), s.batch());
+
+  bool half = s.dtype != DType::F32;
+  int64_t tiles128 = ((s.M + 127) / 128) * ((s.N + 127) / 128) * s.batch();
+  if (s.M <= 16) {
+    s.kernel = GemmKernel::Gemv;
+    s.warpsN = 8;
+    if (s.transB) {
+      // A warp per 4 columns, lanes along K (contiguous): 4 independent 16-byte loads.
+      s.bn = 4 * s.warpsN;
+    } else {
+      // Threads own 8 contiguous columns and a slice of K; fewer columns per block when
+      // the grid would not give every SM two blocks.
+      // 512 threads for few rows; above 8 rows the M x 8 accumulators need more than the
+      // 128 registers a 512-thread block allows, so 256.
+      s.warpsN = s.M > 8 ? 8 : 16;
+      s.bn = (s.N + 63) / 64 * s.batch() >= 2 * int64_t(target.smCount) ? 64 : 32;
+    }
+    s.why = fmt::format("M={} <= 16: memory-bound on the {} weight bytes, streamed once "
+                        "({} blocks)",
+                        s.M, s.K * s.N * int64_t(dtypeSize(s.dtype)) * s.batch(),
+                        (s.N + s.bn - 1) / s.bn * s.batch());
+  } else if (half && target.sm >= 80) {
+    s.kernel = GemmKernel::TensorCore;
+    s.bk = 32;
+    s.stages = 4;
+    if (tiles128 >= int64_t(target.smCount)) {
+      s.bm = s.bn = 128;
+      s.warpsM = 2;
+      s.warpsN = 4;
+      s.why = fmt::format("{} on sm_{}: tensor cores; {} 128x128 tiles fill {} SMs",
+                          dtypeName(s.dtype), target.sm, tiles128, target.smCount);
+    } else {
+      s.bm = s.bn = 64;
+      s.warpsM = s.warpsN = 2;
+      s.why = fmt::format("{} on sm_{}: tensor cores; only {} 128x128 tiles for {} SMs, so 64x64",
+                          dtypeName(s.dtype), target.sm, tiles128, target.smCount);
+    }
+  } else {
+    s.kernel = GemmKernel::Simt;
+    s.bm = s.bn = 64;
+    s.bk = 16;
+    s.warpsM = 8;
+    s.why = half ? fmt::format("{} on sm_{} < 80: no bf16/f16 mma.sync, FFMA tiles",
+                               dtypeName(s.dtype), target.sm)
+                 : std::string("f32: exact f32 FFMA tiles (no TF32 unless asked)");
+  }
+  return s;
+}
+
+} // namespace kfuse::codegen

@@ -1,0 +1,433 @@
+// Generated GEMM kernels (tensor-core, f32 FFMA, small-M gemv) with fused epilogues on a
+// real GPU against float64 references: the interpreter on random shapes (M = 1, 3, 127,
+// 4097, N and K off the tiles, transposes, broadcast batches, bias/residual epilogues,
+// every dtype), a CUDA graph replay, and every example graph (sampled elements evaluated
+// point by point in float64 where the graph is too big for the interpreter).
+#include "GpuHarness.h"
+
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "ir/Interpreter.h"
+#include "ir/Parser.h"
+#include "passes/Fusion.h"
+#include "passes/PassManager.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+using namespace kfuse;
+using namespace kfuse::gputest;
+using runtime::Driver;
+
+namespace {
+
+/// Raw device-layout bytes of a tensor with random values in [-2, 2] of its dtype (fast
+/// enough for the 1e9-element example graph).
+struct Raw {
+  TensorType type;
+  std::vector<unsigned char> bytes;
+  double at(int64_t i) const {
+    if (type.dtype == DType::F32) {
+      float f;
+      std::memcpy(&f, &bytes[i * 4], 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, &bytes[i * 2], 2);
+    return type.dtype == DType::F16 ? halfBitsToFloat(h) : bf16BitsToFloat(h);
+  }
+};
+
+Raw randomRaw(const TensorType &t, uint64_t seed) {
+  Raw r{t, std::vector<unsigned char>(t.bytes())};
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  int64_t n = t.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    float f = static_cast<float>((s >> 40) * (4.0 / double(1ull << 24)) - 2.0);
+    if (t.dtype == DType::F32) {
+      std::memcpy(&r.bytes[i * 4], &f, 4);
+    } else {
+      uint16_t h = t.dtype == DType::F16 ? floatToHalfBits(f) : floatToBF16Bits(f);
+      std::memcpy(&r.bytes[i * 2], &h, 2);
+    }
+  }
+  return r;
+}
+
+DeviceBuffer uploadRaw(const Raw &r) {
+  Driver &d = Driver::require();
+  DeviceBuffer b(r.bytes.size());
+  if (!r.bytes.empty())
+    d.check(d.cuMemcpyHtoD_v2(b.ptr(), r.bytes.data(), r.bytes.size()), "cuMemcpyHtoD");
+  return b;
+}
+
+Raw downloadRaw(const TensorType &t, const DeviceBuffer &b) {
+  Driver &d = Driver::require();
+  Raw r{t, std::vector<unsigned char>(t.bytes())};
+  if (!r.bytes.empty())
+    d.check(d.cuMemcpyDtoH_v2(r.bytes.data(), b.ptr(), r.bytes.size()), "cuMemcpyDtoH");
+  return r;
+}
+
+/// The largest K of any matmul in `g` (0 without one).
+int64_t maxK(const Graph &g) {
+  int64_t k = 0;
+  for (const Node *n : g.nodes())
+    if (n->kind() == OpKind::MatMul) {
+      const Node *a = n->operand(0).node;
+      k = std::max(k,
+                   n->matmulAttrs().transA ? a->shape()[a->shape().size() - 2] : a->shape().back());
+    }
+  return k;
+}
+
+/// Per element: |got - ref| <= one ulp of the output dtype relative to |ref| (the f32 and
+/// float64 values may round to neighbours) + 2^-20 * K for the f32 sum of K products of
+/// values in [-2, 2] (random-walk rounding of partial sums of size ~sqrt(K)) + a tiny
+/// absolute floor. NaN never passes; an unwritten (poisoned) element is NaN.
+std::string checkClose(DType t, double got, double ref, int64_t K, int64_t index) {
+  double ulp = t == DType::F32 ? 0x1p-22 : t == DType::F16 ? 0x1p-10 : 0x1p-7;
+  double tol = ulp * std::fabs(ref) + 0x1p-20 * double(K) + (t == DType::F32 ? 1e-6 : 1e-4);
+  if (std::isnan(ref) != std::isnan(got) || (!std::isnan(ref) && std::fabs(got - ref) > tol))
+    return fmt::format("element {}: got {} where the reference is {} (tolerance {})", index, got,
+                       ref, tol);
+  return "";
+}
+
+/// float64 value of node `n` at multi-index `idx` (aligned to n's shape), following the
+/// interpreter's rules: inputs as bound, literals as f32, casts round, f64 in between.
+int64_t linearIndex(const Shape &s, const std::vector<int64_t> &idx) {
+  int64_t i = 0;
+  for (size_t d = 0; d < s.size(); ++d)
+    i = i * s[d] + idx[d];
+  return i;
+}
+
+double pointEval(const Node *n, const std::vector<int64_t> &idx,
+                 const std::vector<const Raw *> &inputOf) {
+  if (n->isInput())
+    return inputOf[n->id()]->at(linearIndex(n->shape(), idx));
+  auto operandAt = [&](const Operand &o) -> double {
+    if (o.isScalar())
+      return literalValue(o.scalar);
+    const Shape &s = o.node->shape();
+    std::vector<int64_t> sub(idx.end() - s.size(), idx.end());
+    for (size_t d = 0; d < s.size(); ++d)
+      if (s[d] == 1)
+        sub[d] = 0;
+    return pointEval(o.node, sub, inputOf);
+  };
+  switch (opClass(n->kind())) {
+  case OpClass::Unary:
+    return evalUnary(n->kind(), operandAt(n->operand(0)));
+  case OpClass::Binary:
+    return evalBinary(n->kind(), operandAt(n->operand(0)), operandAt(n->operand(1)));
+  case OpClass::Cast:
+    return roundToDType(operandAt(n->operand(0)), n->dtype());
+  case OpClass::Contraction: {
+    const Node *a = n->operand(0).node, *b = n->operand(1).node;
+    bool ta = n->matmulAttrs().transA, tb = n->matmulAttrs().transB;
+    int64_t K = ta ? a->shape()[a->shape().size() - 2] : a->shape().back();
+    size_t r = idx.size();
+    auto sub = [&](const Node *x, int64_t row, int64_t col) {
+      std::vector<int64_t> s(idx.end() - x->shape().size(), idx.end());
+      for (size_t d = 0; d + 2 < x->shape().size(); ++d)
+        if (x->shape()[d] == 1)
+          s[d] = 0;
+      s[x->shape().size() - 2] = row;
+      s[x->shape().size() - 1] = col;
+      return s;
+    };
+    double sum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      double va = pointEval(a, ta ? sub(a, k, idx[r - 2]) : sub(a, idx[r - 2], k), inputOf);
+      double vb = pointEval(b, tb ? sub(b, idx[r - 1], k) : sub(b, k, idx[r - 1]), inputOf);
+      sum += va * vb;
+    }
+    return sum;
+  }
+  default:
+    fail("pointEval: op '{}'", opName(n->kind()));
+  }
+}
+
+struct RunResult {
+  std::vector<Raw> inputs, outputs;
+  std::vector<codegen::KernelSpec> specs;
+};
+
+/// Runs `g` with random inputs and poisoned outputs; `graphReplay` runs it as a CUDA graph.
+RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false) {
+  Driver &d = Driver::require();
+  RunResult r;
+  std::vector<DeviceBuffer> inBuf, outBuf;
+  std::vector<CUdeviceptr> inPtr, outPtr;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    r.inputs.push_back(randomRaw(g.inputs()[i]->type(), seed * 131 + i));
+    inBuf.push_back(uploadRaw(r.inputs.back()));
+    inPtr.push_back(inBuf.back().ptr());
+  }
+  for (const Node *o : g.outputs()) {
+    outBuf.emplace_back(o->type().bytes());
+    poison(outBuf.back());
+    outPtr.push_back(outBuf.back().ptr());
+  }
+  runtime::Executable exe(d, g);
+  if (graphReplay) {
+    exe.captureGraph(inPtr, outPtr);
+    exe.replay(nullptr);
+  } else {
+    exe.launch(inPtr, outPtr, nullptr);
+  }
+  d.check(d.cuCtxSynchronize(), "running the kernels");
+  for (size_t j = 0; j < g.outputs().size(); ++j)
+    r.outputs.push_back(downloadRaw(g.outputs()[j]->type(), outBuf[j]));
+  r.specs = exe.specs();
+  return r;
+}
+
+/// Every element against the interpreter.
+std::string checkWithInterpreter(const Graph &g, const RunResult &r) {
+  std::vector<Tensor> in;
+  for (const Raw &x : r.inputs) {
+    Tensor t(x.type);
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      t.data[i] = x.at(i);
+    in.push_back(std::move(t));
+  }
+  std::vector<Tensor> ref = interpret(g, in);
+  int64_t K = maxK(g);
+  for (size_t j = 0; j < ref.size(); ++j)
+    for (int64_t i = 0; i < ref[j].numElements(); ++i)
+      if (std::string m = checkClose(ref[j].dtype(), r.outputs[j].at(i), ref[j].data[i], K, i);
+          !m.empty())
+        return fmt::format("output {} {}: {}", j, ref[j].type.str(), m);
+  return "";
+}
+
+/// `samples` elements per output (the first, the last and random ones) by pointEval.
+std::string checkSampled(const Graph &g, const RunResult &r, int samples, uint64_t seed) {
+  std::vector<const Raw *> inputOf(g.nodes().size() + 1, nullptr);
+  size_t maxId = 0;
+  for (const Node *n : g.nodes())
+    maxId = std::max<size_t>(maxId, n->id());
+  inputOf.assign(maxId + 1, nullptr);
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    inputOf[g.inputs()[i]->id()] = &r.inputs[i];
+  std::mt19937_64 rng(seed);
+  int64_t K = maxK(g);
+  for (size_t j = 0; j < g.outputs().size(); ++j) {
+    const Node *o = g.outputs()[j];
+    int64_t n = o->type().numElements();
+    if (n == 0)
+      continue;
+    for (int s = 0; s < samples; ++s) {
+      int64_t i = s == 0 ? 0 : s == 1 ? n - 1 : static_cast<int64_t>(rng() % uint64_t(n));
+      std::vector<int64_t> idx(o->shape().size());
+      for (int64_t rem = i, d = int64_t(o->shape().size()) - 1; d >= 0; --d) {
+        idx[d] = rem % o->shape()[d];
+        rem /= o->shape()[d];
+      }
+      double ref = roundToDType(pointEval(o, idx, inputOf), o->dtype());
+      if (std::string m = checkClose(o->dtype(), r.outputs[j].at(i), ref, K, i); !m.empty())
+        return fmt::format("output {} {}: {}", j, o->type().str(), m);
+    }
+  }
+  return "";
+}
+
+enum class Epi { None, Bias, BiasRelu, ResidualGelu, ScaleCast, RowBiasSilu };
+
+/// matmul (+ epilogue) over the given shapes, fused into one kernel by the fusion pass.
+std::unique_ptr<Graph> gemmGraph(DType t, Shape sa, Shape sb, MatMulAttrs attrs, Epi epi) {
+  auto g = std::make_unique<Graph>("gemm");
+  Value a = g->input("a", t, sa);
+  Value b = g->input("b", t, sb);
+  Value h = matmul(a, b, attrs);
+  const Shape &so = h->shape();
+  int64_t M = so[so.size() - 2], N = so.back();
+  Value y = h;
+  switch (epi) {
+  case Epi::None:
+    break;
+  case Epi::Bias:
+    y = h + g->input("bias", t, {N});
+    break;
+  case Epi::BiasRelu:
+    y = relu(h + g->input("bias", t, {N}));
+    break;
+  case Epi::ResidualGelu:
+    y = gelu(h * 0.5 + g->input("res", t, so));
+    break;
+  case Epi::ScaleCast:
+    y = cast(h * 0.125, DType::F32);
+    break;
+  case Epi::RowBiasSilu:
+    y = silu(h - g->input("rowb", t, {M, 1}));
+    break;
+  }
+  g->output(y);
+  fuseGraph(*g);
+  return g;
+}
+
+const char *epiName(Epi e) {
+  switch (e) {
+  case Epi::None:
+    return "none";
+  case Epi::Bias:
+    return "bias";
+  case Epi::BiasRelu:
+    return "bias+relu";
+  case Epi::ResidualGelu:
+    return "residual+gelu";
+  case Epi::ScaleCast:
+    return "scale+cast";
+  case Epi::RowBiasSilu:
+    return "rowbias+silu";
+  }
+  return "?";
+}
+
+std::string examplesDir() {
+  if (const char *e = std::getenv("KFUSE_EXAMPLES"); e && *e)
+    return e;
+  return KFUSE_SOURCE_DIR "/examples/graphs";
+}
+
+} // namespace
+
+TEST_CASE("GEMM: random shapes, transposes, dtypes and epilogues against the interpreter",
+          "[gpu][gemm]") {
+  std::mt19937_64 rng(2026);
+  struct Case {
+    int64_t M, N, K;
+  };
+  std::vector<Case> cases = {{1, 8197, 8192}, {1, 77, 45},     {3, 130, 264},     {3, 33, 7},
+                             {16, 515, 1000}, {17, 65, 129},   {127, 257, 96},    {127, 67, 33},
+                             {4097, 67, 45},  {4097, 136, 64}, {1537, 1600, 136}, {200, 8, 16},
+                             {64, 72, 0}};
+  int run = 0;
+  for (const Case &c : cases)
+    for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+      MatMulAttrs attrs{bool(rng() & 1), bool(rng() & 1)};
+      if (c.M == 1 && c.N == 8197)
+        attrs = {false, run % 2 == 0}; // both gemv layouts on the big decode shape
+      Epi epi = static_cast<Epi>(rng() % 6);
+      Shape sa = attrs.transA ? Shape{c.K, c.M} : Shape{c.M, c.K};
+      Shape sb = attrs.transB ? Shape{c.N, c.K} : Shape{c.K, c.N};
+      auto g = gemmGraph(t, sa, sb, attrs, epi);
+      RunResult r = runOnGpu(*g, 100 + run++);
+      REQUIRE(r.specs.size() == 1);
+      REQUIRE(r.specs[0].gemm);
+      INFO(dtypeName(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K
+                        << " transA=" << attrs.transA << " transB=" << attrs.transB << " epilogue="
+                        << epiName(epi) << " kernel " << r.specs[0].gemm->describe());
+      CHECK(checkWithInterpreter(*g, r) == "");
+    }
+}
+
+TEST_CASE("GEMM: every kernel on one problem per dtype and transpose pair", "[gpu][gemm]") {
+  // Shapes that select each kernel: M=5 (gemv), M=300 (tensor core or FFMA); K % 8 != 0
+  // takes the scalar loads, K % 8 == 0 the 16-byte ones.
+  int run = 0;
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int tr = 0; tr < 4; ++tr)
+      for (int64_t M : {int64_t(5), int64_t(300)})
+        for (int64_t K : {int64_t(61), int64_t(72)}) {
+          MatMulAttrs attrs{bool(tr & 1), bool(tr & 2)};
+          int64_t N = 203;
+          Shape sa = attrs.transA ? Shape{K, M} : Shape{M, K};
+          Shape sb = attrs.transB ? Shape{N, K} : Shape{K, N};
+          auto g = gemmGraph(t, sa, sb, attrs, Epi::BiasRelu);
+          RunResult r = runOnGpu(*g, 500 + run++);
+          REQUIRE(r.specs[0].gemm);
+          INFO(dtypeName(t) << " M=" << M << " K=" << K << " transA=" << attrs.transA
+                            << " transB=" << attrs.transB << " " << r.specs[0].gemm->describe());
+          CHECK(checkWithInterpreter(*g, r) == "");
+        }
+}
+
+TEST_CASE("GEMM: broadcast batch dims, broadcast bias and residual epilogues", "[gpu][gemm]") {
+  int run = 0;
+  for (DType t : {DType::F32, DType::BF16})
+    for (int64_t M : {int64_t(3), int64_t(70)}) {
+      // a [2,1,M,K] x b [3,K,N] -> [2,3,M,N]; bias [3,1,N] broadcast over rows and dim 0.
+      int64_t K = 40, N = 24;
+      auto g = std::make_unique<Graph>("batched");
+      Value a = g->input("a", t, {2, 1, M, K});
+      Value b = g->input("b", t, {3, K, N});
+      Value bias = g->input("bias", t, {3, 1, N});
+      Value res = g->input("res", t, {2, 3, M, N});
+      g->output(relu(matmul(a, b) + bias) + res);
+      fuseGraph(*g);
+      RunResult r = runOnGpu(*g, 900 + run++);
+      REQUIRE(r.specs.size() == 1);
+      INFO(dtypeName(t) << " M=" << M << " " << r.specs[0].gemm->describe());
+      CHECK(checkWithInterpreter(*g, r) == "");
+      // A transposed, batched on B only: a [K, M]^T x b [4, N, K]^T.
+      auto h = std::make_unique<Graph>("batchedT");
+      Value a2 = h->input("a", t, {K, M});
+      Value b2 = h->input("b", t, {4, N, K});
+      h->output(matmul(a2, b2, {true, true}) * 2.0);
+      fuseGraph(*h);
+      RunResult r2 = runOnGpu(*h, 950 + run++);
+      INFO(r2.specs[0].gemm->describe());
+      CHECK(checkWithInterpreter(*h, r2) == "");
+    }
+}
+
+TEST_CASE("GEMM: the matmul result and its epilogue both stored, and a CUDA graph replay",
+          "[gpu][gemm]") {
+  for (int64_t M : {int64_t(4), int64_t(260)}) {
+    auto g = std::make_unique<Graph>("two");
+    Value a = g->input("a", DType::BF16, {M, 96});
+    Value b = g->input("b", DType::BF16, {96, 136});
+    Value h = matmul(a, b);
+    g->output(h);
+    g->output(tanh(h + g->input("bias", DType::BF16, {136})));
+    fuseGraph(*g);
+    for (bool replay : {false, true}) {
+      RunResult r = runOnGpu(*g, 77 + M, replay);
+      REQUIRE(r.specs.size() == 1);
+      INFO("M=" << M << " replay=" << replay);
+      CHECK(checkWithInterpreter(*g, r) == "");
+    }
+  }
+}
+
+TEST_CASE("GEMM: every example graph, fused by the default pipeline, on the GPU",
+          "[gpu][gemm][examples]") {
+  std::vector<std::string> files;
+  for (const auto &e : std::filesystem::directory_iterator(examplesDir()))
+    if (e.path().extension() == ".kf")
+      files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 7);
+  uint64_t seed = 1;
+  for (const std::string &f : files)
+    for (auto &g : parseFile(f)) {
+      PassManager pm;
+      pm.addPipeline(defaultPipeline());
+      pm.run(*g);
+      RunResult r = runOnGpu(*g, seed++);
+      int64_t biggest = 0, flops = 0;
+      for (const Node *n : g->nodes()) {
+        biggest = std::max(biggest, n->type().numElements());
+        if (n->kind() == OpKind::MatMul)
+          flops += n->type().numElements() * maxK(*g);
+      }
+      bool small = biggest <= (int64_t(1) << 22) && flops <= (int64_t(1) << 30);
+      INFO(f << ": " << r.specs.size() << " kernels, checked "
+             << (small ? "fully by the interpreter" : "on samples"));
+      CHECK((small ? checkWithInterpreter(*g, r) : checkSampled(*g, r, 400, seed)) == "");
+    }
+}

@@ -1,0 +1,143 @@
+// GEMM kernel specs and codegen without a GPU: kernel selection by shape and architecture,
+// broadcast batch strides, the epilogue emitted from the op list, deterministic source,
+// and NVRTC compiles of every kernel variant for sm_80 and sm_90.
+#include "codegen/CudaCodegen.h"
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "passes/Fusion.h"
+#include "runtime/Nvrtc.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kfuse;
+using namespace kfuse::codegen;
+
+static std::unique_ptr<Graph> biasRelu(DType t, int64_t M, int64_t N, int64_t K,
+                                       MatMulAttrs at = {}) {
+  auto g = std::make_unique<Graph>("mbr");
+  Value a = g->input("a", t, at.transA ? Shape{K, M} : Shape{M, K});
+  Value b = g->input("b", t, at.transB ? Shape{N, K} : Shape{K, N});
+  Value bias = g->input("bias", t, {N});
+  g->output(relu(matmul(a, b, at) + bias));
+  fuseGraph(*g);
+  return g;
+}
+
+TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[codegen][gemm]") {
+  Target h100{90, 132}, turing{75, 40};
+  auto big = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), h100);
+  REQUIRE(big.size() == 1);
+  REQUIRE(big[0].gemm);
+  const GemmSpec &s = *big[0].gemm;
+  CHECK(s.kernel == GemmKernel::TensorCore);
+  CHECK(s.bm == 128);
+  CHECK(s.why.find("1024 128x128 tiles") != std::string::npos);
+  LaunchConfig c = big[0].launchConfig(256, 1000);
+  CHECK(c.grid == 32);
+  CHECK(c.gridY == 32);
+  CHECK(c.gridZ == 1);
+  CHECK(c.block == 256);
+  CHECK(c.sharedBytes == 4 * (128 * 40 + 32 * 136) * 2); // > 48 KB: the runtime opts in
+  // Few tiles: a smaller tile to fill the SMs.
+  auto mlp = buildKernelSpecs(*biasRelu(bf16, 64, 11008, 4096, {false, true}), h100);
+  CHECK(mlp[0].gemm->bm == 64);
+  CHECK(mlp[0].gemm->why.find("so 64x64") != std::string::npos);
+  // No bf16 mma.sync before sm_80; f32 stays exact (FFMA, no TF32).
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 4096, 512, 512), turing)[0].gemm->kernel ==
+        GemmKernel::Simt);
+  auto fp = buildKernelSpecs(*biasRelu(f32, 300, 512, 512), h100);
+  CHECK(fp[0].gemm->kernel == GemmKernel::Simt);
+  CHECK(fp[0].gemm->why.find("no TF32") != std::string::npos);
+  // Small M: the weight-streaming gemv, for either layout of B.
+  for (bool tb : {false, true}) {
+    auto dec = buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), h100);
+    CHECK(dec[0].gemm->kernel == GemmKernel::Gemv);
+    CHECK(dec[0].gemm->why.find("M=1 <= 16") != std::string::npos);
+    CHECK(dec[0].launchConfig(256, 1).grid * dec[0].launchConfig(256, 1).gridY >= 2 * 132 - 8);
+  }
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
+        GemmKernel::TensorCore);
+}
+
+TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list",
+          "[codegen][gemm]") {
+  Graph g("batched");
+  Value a = g.input("a", bf16, {2, 1, 5, 40});
+  Value b = g.input("b", bf16, {3, 40, 24});
+  Value bias = g.input("bias", bf16, {3, 1, 24});
+  g.output(silu(matmul(a, b) * 0.5 + bias));
+  fuseGraph(g);
+  auto specs = buildKernelSpecs(g);
+  REQUIRE(specs.size() == 1);
+  const GemmSpec &s = *specs[0].gemm;
+  CHECK(s.batchShape == Shape{2, 3});
+  CHECK(s.strideA == std::vector<int64_t>{5 * 40, 0});
+  CHECK(s.strideB == std::vector<int64_t>{0, 40 * 24});
+  CHECK(s.M == 5);
+  CHECK(s.N == 24);
+  CHECK(s.K == 40);
+  CHECK(specs[0].launchConfig(256, 1).gridZ == 6);
+  // A and B first (read by the GEMM), then the epilogue's own inputs.
+  REQUIRE(specs[0].inputs.size() == 3);
+  CHECK(specs[0].ops[0].kind == OpKind::MatMul);
+  CHECK(specs[0].ops.size() == 4);
+  std::string src = emitProgram(specs);
+  CHECK(src.find("const float t1 = acc * 0.5f;") != std::string::npos);
+  CHECK(src.find("kf_silu(") != std::string::npos);
+  CHECK(src.find("in2[(i) % 24u + ((i / 120u) % 3u) * 24u]") != std::string::npos);
+  CHECK(src.find("in0 + ((unsigned long long)(z / 3u) * 200ull)") != std::string::npos);
+  CHECK(src.find("in1 + ((unsigned long long)(z % 3u) * 960ull)") != std::string::npos);
+  CHECK(src.find("kf_gemv_kn<2, 5, 24, 40, false,") != std::string::npos);
+  CHECK(emitProgram(buildKernelSpecs(g)) == src); // byte-for-byte stable
+  // Elementwise-only programs do not carry the GEMM templates.
+  Graph e("ew");
+  e.output(relu(e.input("x", f32, {10})));
+  CHECK(emitProgram(buildKernelSpecs(e)).find("kf_gemm_tc") == std::string::npos);
+}
+
+TEST_CASE("GEMM: too many batches are refused clearly", "[codegen][gemm]") {
+  Graph g("many");
+  g.output(matmul(g.input("a", f32, {70000, 2, 2}), g.input("b", f32, {2, 2})));
+  CHECK_THROWS_WITH(buildKernelSpecs(g), Catch::Contains("70000 batches exceed the 65535"));
+}
+
+TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90", "[nvrtc][gemm]") {
+  // One program: each matmul is its own kernel (a matmul never fuses into another).
+  Graph g("variants");
+  struct V {
+    DType t;
+    int64_t M, N, K;
+    bool ta, tb;
+  };
+  std::vector<V> vs = {{bf16, 300, 203, 72, false, false}, {f16, 300, 203, 61, true, true},
+                       {bf16, 4096, 512, 64, true, false}, {f16, 300, 200, 72, false, true},
+                       {f32, 300, 203, 61, true, false},   {bf16, 5, 203, 72, false, true},
+                       {f16, 5, 203, 61, true, false},     {f32, 16, 203, 72, false, false},
+                       {f32, 3, 77, 45, true, true}};
+  for (size_t i = 0; i < vs.size(); ++i) {
+    const V &v = vs[i];
+    Value a = g.input(fmt::format("a{}", i), v.t, v.ta ? Shape{v.K, v.M} : Shape{v.M, v.K});
+    Value b = g.input(fmt::format("b{}", i), v.t, v.tb ? Shape{v.N, v.K} : Shape{v.K, v.N});
+    g.output(gelu_tanh(matmul(a, b, {v.ta, v.tb}) + g.input(fmt::format("bias{}", i), v.t, {v.N})));
+  }
+  fuseGraph(g);
+  for (unsigned sm : {80u, 90u}) {
+    auto specs = buildKernelSpecs(g, {sm, 132});
+    REQUIRE(specs.size() == vs.size());
+    unsigned kinds = 0;
+    for (const KernelSpec &k : specs)
+      kinds |= 1u << static_cast<unsigned>(k.gemm->kernel);
+    CHECK(kinds == 7u); // tensor core, FFMA and gemv all present
+    std::string src = emitProgram(specs);
+    runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_" + std::to_string(sm), true);
+    CHECK(p.cubin.compare(0, 4,
+                          "\x7f"
+                          "ELF") == 0);
+    for (const KernelSpec &k : specs)
+      CHECK(p.ptx.find(".entry " + k.mangled) != std::string::npos);
+    CHECK(p.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+    CHECK(p.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
+    CHECK(p.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
+    CHECK(p.ptx.find("cp.async.cg.shared.global") != std::string::npos);
+  }
+}
