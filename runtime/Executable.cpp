@@ -3,6 +3,7 @@
 #include "codegen/CudaCodegen.h"
 #include "ir/Error.h"
 #include "runtime/KernelCache.h"
+#include "runtime/Schedule.h"
 
 #include <algorithm>
 #include <map>
@@ -159,27 +160,16 @@ void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs,
   exec_ = nullptr;
   d_.check(d_.cuGraphCreate(&graph_, 0), "cuGraphCreate");
   nodes_.assign(specs_.size(), nullptr);
-  std::map<unsigned, unsigned> producer;
-  for (const KernelSpec &k : specs_)
-    for (const SpecOutput &o : k.outputs)
-      producer[o.tensor.nodeId] = k.index;
+  std::vector<std::vector<unsigned>> deps = kernelDependencies(specs_, plan_);
   for (unsigned k = 0; k < specs_.size(); ++k) {
-    std::vector<CUgraphNode> deps;
-    for (const SpecTensor &t : specs_[k].inputs)
-      if (auto it = producer.find(t.nodeId);
-          it != producer.end() && nodes_[it->second] &&
-          std::find(deps.begin(), deps.end(), nodes_[it->second]) == deps.end())
-        deps.push_back(nodes_[it->second]);
-    // Arena reuse: a kernel must also wait for every earlier kernel (keep the order total
-    // so a reused slot is never overwritten while still being read).
-    if (k > 0 && nodes_[k - 1] && std::find(deps.begin(), deps.end(), nodes_[k - 1]) == deps.end())
-      deps.push_back(nodes_[k - 1]);
-    if (specs_[k].numel() == 0) {
-      nodes_[k] = k > 0 ? nodes_[k - 1] : nullptr;
-      continue;
-    }
+    if (specs_[k].numel() == 0)
+      continue; // no work, no node; nothing depends on it (it writes nothing)
+    std::vector<CUgraphNode> after;
+    for (unsigned p : deps[k])
+      if (nodes_[p])
+        after.push_back(nodes_[p]);
     CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
-    d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, deps.data(), deps.size(), &p),
+    d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, after.data(), after.size(), &p),
              "cuGraphAddKernelNode");
   }
   d_.check(d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiate");

@@ -8,6 +8,7 @@
 #include "runtime/KernelCache.h"
 #include "runtime/MemoryPlan.h"
 #include "runtime/Nvrtc.h"
+#include "runtime/Schedule.h"
 #include "unit/RandomGraph.h"
 
 #include <catch2/catch.hpp>
@@ -228,5 +229,68 @@ TEST_CASE("kernel specs move the bytes the traffic model predicts", "[codegen]")
     // A fused kernel evaluates every op at every point of its iteration shape, so an op on
     // a smaller (broadcast) shape is recomputed: at least the model's FLOPs, never fewer.
     CHECK(flops >= plan.flops);
+  }
+}
+
+TEST_CASE("schedule: independent kernels get no edge; data and reused slots do", "[plan]") {
+  // The seed's diagram: K1 -> K2 and K3 -> K4; K2 and K3 can run side by side.
+  Graph g("diamond");
+  Value x = g.input("x", f32, {1000});
+  Value a = exp(x);
+  Value b = neg(a), c = abs(a);
+  g.output(b + c);
+  std::vector<KernelSpec> specs = buildKernelSpecs(g);
+  REQUIRE(specs.size() == 4);
+  runtime::MemoryPlan plan = runtime::planMemory(specs, {x->id(), g.outputs()[0]->id()});
+  std::vector<std::vector<unsigned>> deps = runtime::kernelDependencies(specs, plan);
+  CHECK(deps[0].empty());
+  CHECK(deps[1] == std::vector<unsigned>{0});
+  CHECK(deps[2] == std::vector<unsigned>{0});
+  CHECK(deps[3] == std::vector<unsigned>{1, 2});
+
+  // A chain whose intermediates reuse arena bytes: the kernel that overwrites a slot waits
+  // for the last reader of what it held.
+  Graph h("chain");
+  Value v = h.input("x", f32, {1000});
+  for (int i = 0; i < 6; ++i)
+    v = neg(v);
+  h.output(v);
+  specs = buildKernelSpecs(h);
+  plan = runtime::planMemory(specs, {h.inputs()[0]->id(), h.outputs()[0]->id()});
+  REQUIRE(plan.peakBytes < plan.naiveBytes); // bytes are reused
+  deps = runtime::kernelDependencies(specs, plan);
+  for (const runtime::MemoryPlan::Slot &s : plan.slots)
+    for (const runtime::MemoryPlan::Slot &t : plan.slots)
+      if (s.offset == t.offset && s.first < t.first && s.last < t.first) {
+        INFO("slot of kernel " << t.first << " reuses that of kernel " << s.first);
+        CHECK(std::count(deps[t.first].begin(), deps[t.first].end(), s.last) == 1);
+      }
+}
+
+TEST_CASE("schedule: every data dependency of random programs is an edge", "[plan]") {
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    std::unique_ptr<Graph> g = test::randomGraph(seed, {});
+    if (seed % 2)
+      fuseGraph(*g);
+    std::vector<KernelSpec> specs = buildKernelSpecs(*g);
+    std::vector<unsigned> external;
+    for (const Node *n : g->inputs())
+      external.push_back(n->id());
+    for (const Node *n : g->outputs())
+      external.push_back(n->id());
+    runtime::MemoryPlan plan = runtime::planMemory(specs, external);
+    std::vector<std::vector<unsigned>> deps = runtime::kernelDependencies(specs, plan);
+    std::map<unsigned, unsigned> producer;
+    for (const KernelSpec &k : specs)
+      for (const SpecOutput &o : k.outputs)
+        producer[o.tensor.nodeId] = k.index;
+    for (const KernelSpec &k : specs)
+      for (const SpecTensor &t : k.inputs)
+        if (auto it = producer.find(t.nodeId);
+            it != producer.end() && k.numel() > 0 && specs[it->second].numel() > 0) {
+          INFO("seed " << seed << ": kernel " << k.index << " reads what kernel " << it->second
+                       << " writes");
+          CHECK(std::count(deps[k.index].begin(), deps[k.index].end(), it->second) == 1);
+        }
   }
 }
