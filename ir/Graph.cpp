@@ -74,7 +74,10 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
     if (a.dtype != b.dtype)
       fail("{}: dtypes {} and {} differ (operands {} and {}); cast one of them", op,
            dtypeName(a.dtype), dtypeName(b.dtype), a.str(), b.str());
-    return TensorType{a.dtype, broadcastOrThrow(op, a.shape, b.shape)};
+    // Two shapes within the limit can broadcast to one far past it ([2^48, 1] + [1, 2^48]).
+    Shape out = broadcastOrThrow(op, a.shape, b.shape);
+    checkShape(op, out);
+    return TensorType{a.dtype, out};
   }
   case OpClass::Contraction: {
     requireTensor(kind, ops[0], 0);
