@@ -4,8 +4,8 @@
 # report aborts its test), then runs each fuzzer for a fixed number of executions on a copy
 # of its seed corpus. Exits non-zero on any test failure or fuzzer finding; a finding's
 # input is kept in build-san/fuzz/artifacts/. Prints executions and run time per fuzzer.
-#   KFUSE_FUZZ_RUNS_PARSER / KFUSE_FUZZ_RUNS_BUILDER  executions (default 500000 / 150000:
-#                          about 80 s each on one core; the builder's inputs run the pipeline)
+#   KFUSE_FUZZ_RUNS_PARSER / KFUSE_FUZZ_RUNS_BUILDER  executions (default 1000000 / 300000:
+#                          about 70 s / 140 s on one core; the builder's inputs run the pipeline)
 #   KFUSE_FUZZ_MAX_SECONDS a cap on each fuzzer's time (default 600)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +35,8 @@ fuzz() { # NAME CORPUS RUNS [EXTRA...]: one fuzzer, one process, fixed seed (rep
   return $rc
 }
 # The two fuzzers run side by side, one core each.
-fuzz ParserFuzzer parser "${KFUSE_FUZZ_RUNS_PARSER:-500000}" -dict=tests/fuzz/kf.dict & p1=$!
-fuzz BuilderFuzzer builder "${KFUSE_FUZZ_RUNS_BUILDER:-150000}" & p2=$!
+fuzz ParserFuzzer parser "${KFUSE_FUZZ_RUNS_PARSER:-1000000}" -dict=tests/fuzz/kf.dict & p1=$!
+fuzz BuilderFuzzer builder "${KFUSE_FUZZ_RUNS_BUILDER:-300000}" & p2=$!
 rc=0
 wait $p1 || rc=1
 wait $p2 || rc=1
