@@ -74,7 +74,10 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
     if (a.dtype != b.dtype)
       fail("{}: dtypes {} and {} differ (operands {} and {}); cast one of them", op,
            dtypeName(a.dtype), dtypeName(b.dtype), a.str(), b.str());
-    return TensorType{a.dtype, broadcastOrThrow(op, a.shape, b.shape)};
+    // Two shapes within the limit can broadcast to one far past it ([2^48, 1] + [1, 2^48]).
+    Shape out = broadcastOrThrow(op, a.shape, b.shape);
+    checkShape(op, out);
+    return TensorType{a.dtype, out};
   }
   case OpClass::Contraction: {
     requireTensor(kind, ops[0], 0);
@@ -91,8 +94,8 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
     int64_t kb = attrs.transB ? b.shape[rb - 1] : b.shape[rb - 2];
     int64_t n = attrs.transB ? b.shape[rb - 2] : b.shape[rb - 1];
     if (ka != kb)
-      fail("matmul: inner dims differ: {}{} x {}{} (K {} vs {})", a.str(),
-           attrs.transA ? "^T" : "", b.str(), attrs.transB ? "^T" : "", ka, kb);
+      fail("matmul: inner dims differ: {}{} x {}{} (K {} vs {})", a.str(), attrs.transA ? "^T" : "",
+           b.str(), attrs.transB ? "^T" : "", ka, kb);
     llvm::ArrayRef<int64_t> batchA = llvm::ArrayRef<int64_t>(a.shape).drop_back(2);
     llvm::ArrayRef<int64_t> batchB = llvm::ArrayRef<int64_t>(b.shape).drop_back(2);
     auto batch = broadcastShapes(batchA, batchB);
@@ -256,6 +259,29 @@ void Graph::clearKernels() {
   kernels_.clear();
   for (Node *n : nodes())
     n->kernel_ = -1;
+}
+
+bool Graph::removeEmptyKernels() {
+  std::vector<int> remap(kernels_.size(), -1);
+  for (Node *n : nodes())
+    if (n->kernel_ >= 0)
+      remap[n->kernel_] = 0;
+  std::vector<std::string> kept;
+  for (size_t k = 0; k < kernels_.size(); ++k)
+    if (remap[k] == 0) {
+      remap[k] = static_cast<int>(kept.size());
+      kept.push_back(std::move(kernels_[k]));
+    }
+  if (kept.size() == kernels_.size()) {
+    for (size_t k = 0; k < kernels_.size(); ++k) // nothing moved: restore the names
+      kernels_[k] = std::move(kept[k]);
+    return false;
+  }
+  for (Node *n : nodes())
+    if (n->kernel_ >= 0)
+      n->kernel_ = remap[n->kernel_];
+  kernels_ = std::move(kept);
+  return true;
 }
 
 std::unique_ptr<Graph> Graph::clone() const {

@@ -68,7 +68,8 @@ public:
 
 private:
   friend class Graph;
-  Node(Graph *g, unsigned id, OpKind k, TensorType t) : graph_(g), id_(id), kind_(k), type_(std::move(t)) {}
+  Node(Graph *g, unsigned id, OpKind k, TensorType t)
+      : graph_(g), id_(id), kind_(k), type_(std::move(t)) {}
 
   Graph *graph_;
   unsigned id_;
@@ -149,6 +150,10 @@ public:
   int addKernel(std::string name);
   llvm::ArrayRef<std::string> kernelNames() const { return kernels_; }
   void clearKernels();
+  /// Drops regions that no live node belongs to any more (a pass that erased or merged
+  /// their nodes leaves them empty, which the verifier rejects) and renumbers the rest,
+  /// keeping their order. Returns whether any was dropped.
+  bool removeEmptyKernels();
 
   /// A deep copy with the same names, order, outputs and kernel regions.
   std::unique_ptr<Graph> clone() const;

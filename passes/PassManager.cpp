@@ -18,8 +18,8 @@ std::vector<std::string> knownPasses() {
 }
 
 std::unique_ptr<Pass> createPass(std::string_view name, PassContext ctx) {
-#define KF_PASS(passName, Class)                                                               \
-  if (name == passName)                                                                        \
+#define KF_PASS(passName, Class)                                                                   \
+  if (name == passName)                                                                            \
     return std::make_unique<Class>(ctx);
 #include "passes/Passes.def"
   std::vector<std::string> known = knownPasses();
@@ -40,7 +40,8 @@ std::vector<std::string> parsePipeline(std::string_view spec) {
   size_t pos = 0;
   while (pos <= spec.size()) {
     size_t comma = spec.find(',', pos);
-    std::string_view item = spec.substr(pos, comma == std::string_view::npos ? spec.npos : comma - pos);
+    std::string_view item =
+        spec.substr(pos, comma == std::string_view::npos ? spec.npos : comma - pos);
     while (!item.empty() && item.front() == ' ')
       item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ')
@@ -87,9 +88,12 @@ bool PassManager::run(Graph &g, std::string *log) {
   for (auto &p : passes_) {
     auto t0 = std::chrono::steady_clock::now();
     bool changed = p->run(g);
+    // cse, dce and simplify erase nodes without knowing about regions; on an already fused
+    // graph that can leave a kernel empty, which would neither verify nor parse back.
+    changed |= g.removeEmptyKernels();
     auto t1 = std::chrono::steady_clock::now();
-    records_.push_back({std::string(p->name()), changed,
-                        std::chrono::duration<double>(t1 - t0).count()});
+    records_.push_back(
+        {std::string(p->name()), changed, std::chrono::duration<double>(t1 - t0).count()});
     any |= changed;
     if (opts_.verifyEach) {
       try {
@@ -98,9 +102,8 @@ bool PassManager::run(Graph &g, std::string *log) {
         fail("after pass '{}': {}", p->name(), e.what());
       }
     }
-    bool print = opts_.printAfterAll ||
-                 std::find(opts_.printAfter.begin(), opts_.printAfter.end(), p->name()) !=
-                     opts_.printAfter.end();
+    bool print = opts_.printAfterAll || std::find(opts_.printAfter.begin(), opts_.printAfter.end(),
+                                                  p->name()) != opts_.printAfter.end();
     if (print && log) {
       *log += fmt::format("// -----// IR after {}{} //----- //\n", p->name(),
                           changed ? "" : " (unchanged)");

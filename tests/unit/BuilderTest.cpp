@@ -125,3 +125,18 @@ TEST_CASE("dtype rounding is round-to-nearest-even", "[dtype]") {
   CHECK(parseDType("bf16") == bf16);
   CHECK(!parseDType("f64"));
 }
+
+// Found by tests/fuzz/BuilderFuzzer: two inputs within the 2^48-element limit broadcast to
+// a result of 2^96 elements, which the builder accepted; fusion's byte counts then
+// overflowed int64 (UB). A binary op's result shape is now checked like matmul's.
+TEST_CASE("a broadcast past 2^48 elements is an error, not an overflow", "[builder]") {
+  Graph g;
+  auto a = g.input("a", f32, {int64_t(1) << 48, 1});
+  auto b = g.input("b", f32, {1, int64_t(1) << 48});
+  CHECK_THROWS_WITH(a + b, "add: shape [281474976710656, 281474976710656] has more than 2^48 "
+                           "elements");
+  CHECK(g.numNodes() == 2);
+  auto c = g.input("c", f32, {int64_t(1) << 24, 1});
+  auto d = g.input("d", f32, {1, int64_t(1) << 24});
+  CHECK((c * d)->type().numElements() == int64_t(1) << 48); // at the limit is fine
+}

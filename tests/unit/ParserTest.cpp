@@ -6,6 +6,7 @@
 #include "ir/Error.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "unit/TestTiming.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -215,7 +216,7 @@ TEST_CASE("200,000-op chain parses, verifies and prints in well under a second",
   CHECK(printed.find("  %v200000 = relu %v199999  # f32[16]\n  output %v200000\n}\n") !=
         std::string::npos);
   WARN("200,000-op chain: parse + verify + print took " << seconds << " s of CPU");
-  CHECK(seconds < 1.0);
+  CHECK(seconds < 1.0 * test::kTimeSlack);
 }
 
 TEST_CASE("graph and kernel names the lexer cannot read are made readable", "[printer]") {
