@@ -167,18 +167,41 @@ private:
     b = find(b);
     if (a == b)
       return a;
-    if (deps_[a].size() < deps_[b].size())
+    // The root is chosen by the uncompacted dependency count, as before compaction existed,
+    // so that group identities (and with them every decision and message) stay the same.
+    if (rawDeps_[a] < rawDeps_[b])
       std::swap(a, b);
     parent_[b] = a;
+    rawDeps_[a] += rawDeps_[b];
     deps_[a].insert(deps_[a].end(), deps_[b].begin(), deps_[b].end());
     deps_[b].clear();
     deps_[b].shrink_to_fit();
+    compactDeps(a);
     hasMatmul_[a] = hasMatmul_[a] || hasMatmul_[b];
     minPos_[a] = std::min(minPos_[a], minPos_[b]);
     maxPos_[a] = std::max(maxPos_[a], maxPos_[b]);
     if (!domain_[a])
       domain_[a] = domain_[b];
     return a;
+  }
+
+  /// Drops the dependencies of root `a` on itself and repeats of an earlier dependency's
+  /// group. Both are skipped by pathThroughOthers anyway, so its search is unchanged; without
+  /// this a long chain's group keeps one entry per member and each merge into it rescans them
+  /// all, which made fusing an n-op chain O(n^2).
+  void compactDeps(int a) {
+    ++stamp_;
+    mark_[a] = stamp_;
+    std::vector<int> &d = deps_[a];
+    size_t w = 0;
+    for (int x : d) {
+      int r = find(x);
+      if (mark_[r] != stamp_) {
+        mark_[r] = stamp_;
+        d[w++] = x;
+      }
+    }
+    d.resize(w);
   }
 
   /// Whether group `to` depends on group `from` through some third group.
@@ -232,6 +255,8 @@ private:
     size_t n = nodes.size();
     parent_.resize(n);
     deps_.assign(n, {});
+    rawDeps_.assign(n, 0);
+    mark_.assign(n, 0);
     hasMatmul_.assign(n, false);
     minPos_.resize(n);
     maxPos_.resize(n);
@@ -259,6 +284,7 @@ private:
       int me = find(static_cast<int>(i));
       for (Node *p : producers)
         deps_[me].push_back(pos_.at(p));
+      rawDeps_[me] += producers.size();
       if (c->kind() == OpKind::MatMul) {
         hasMatmul_[me] = true;
         for (Node *p : producers)
@@ -407,7 +433,10 @@ private:
   std::unordered_map<Node *, Node *> root_; // recomputed node -> the consumer it lives with
   std::unordered_map<const Node *, int> pos_;
   std::vector<int> parent_;
-  std::vector<std::vector<int>> deps_;
+  std::vector<std::vector<int>> deps_; // per root: members' producers (compacted on unite)
+  std::vector<size_t> rawDeps_;         // per root: producer count before compaction
+  std::vector<unsigned> mark_;          // compactDeps' scratch, by root
+  unsigned stamp_ = 0;
   std::vector<bool> hasMatmul_;
   std::vector<int> minPos_, maxPos_;
   std::vector<Node *> domain_; // a node whose shape is the group's iteration shape
