@@ -8,6 +8,9 @@
 #include "passes/Pass.h"
 #include "passes/Traffic.h"
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+
 #include <algorithm>
 #include <queue>
 #include <unordered_map>
@@ -16,8 +19,7 @@
 namespace kfuse {
 
 std::string nodeLabel(const Node *n) {
-  return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id())
-                           : "%" + n->name();
+  return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id()) : "%" + n->name();
 }
 
 static std::string jsonEscape(const std::string &s) {
@@ -37,8 +39,8 @@ static std::string jsonEscape(const std::string &s) {
 std::string FusionLog::str() const {
   std::string s;
   for (const FusionEdge &e : edges)
-    s += fmt::format("{} -> {}: {}: {}\n", e.producer, e.consumer,
-                     e.fused ? "fused" : "not fused", e.reason);
+    s += fmt::format("{} -> {}: {}: {}\n", e.producer, e.consumer, e.fused ? "fused" : "not fused",
+                     e.reason);
   return s;
 }
 
@@ -99,19 +101,22 @@ private:
       // Distinct users grouped by the root (kernel anchor) they will live with.
       llvm::SmallVector<std::pair<Node *, llvm::SmallVector<Node *, 2>>, 2> big;
       bool needed = outputs_.count(p) > 0;
+      // Hashed, not scanned: a value with 100k users would make a scan per user quadratic.
       llvm::SmallVector<Node *, 4> users;
+      llvm::SmallDenseSet<Node *, 8> seenUsers;
       for (Node *u : p->users())
-        if (std::find(users.begin(), users.end(), u) == users.end())
+        if (seenUsers.insert(u).second)
           users.push_back(u);
+      llvm::SmallDenseMap<Node *, unsigned, 4> slotOf; // root -> index in big
       for (Node *u : users) {
         Node *r = rootOf(u);
         if (isElementwise(u->kind()) && isElementwise(r->kind()) &&
             r->type().numElements() > p->type().numElements()) {
-          auto slot = std::find_if(big.begin(), big.end(), [&](auto &e) { return e.first == r; });
-          if (slot == big.end())
+          auto [slot, isNew] = slotOf.try_emplace(r, big.size());
+          if (isNew)
             big.push_back({r, {u}});
           else
-            slot->second.push_back(u);
+            big[slot->second].second.push_back(u);
         } else {
           needed = true;
         }
@@ -238,9 +243,9 @@ private:
     if (hasMatmul_[a] && hasMatmul_[b])
       return FusionDecision::forbid("a matmul never fuses into another matmul kernel");
     if (domain_[a]->shape() != domain_[b]->shape())
-      return FusionDecision::forbid(fmt::format(
-          "their kernels iterate over different shapes ({} vs {})",
-          shapeToString(domain_[b]->shape()), shapeToString(domain_[a]->shape())));
+      return FusionDecision::forbid(
+          fmt::format("their kernels iterate over different shapes ({} vs {})",
+                      shapeToString(domain_[b]->shape()), shapeToString(domain_[a]->shape())));
     bool gaveUp = false;
     if (pathThroughOthers(a, b, gaveUp) || pathThroughOthers(b, a, gaveUp))
       return FusionDecision::forbid(
@@ -407,13 +412,15 @@ private:
 
   void reject(Node *p, Node *c, std::string reason) {
     if (p->kind() == OpKind::MatMul) {
-      size_t consumers = 0;
-      llvm::SmallVector<Node *, 4> seen;
-      for (Node *u : p->users())
-        if (std::find(seen.begin(), seen.end(), u) == seen.end()) {
-          seen.push_back(u);
-          ++consumers;
-        }
+      // Counted once per matmul: reject runs for each consumer (users are fixed by now).
+      auto [it, isNew] = consumerCount_.try_emplace(p, 0);
+      if (isNew) {
+        llvm::SmallDenseSet<Node *, 8> seen;
+        for (Node *u : p->users())
+          seen.insert(u);
+        it->second = seen.size();
+      }
+      size_t consumers = it->second;
       if (consumers > 1)
         reason = fmt::format("matmul result has {} consumers: recomputing is impossible, "
                              "storing it costs {}; {}",
@@ -432,10 +439,11 @@ private:
   std::unordered_set<const Node *> outputs_;
   std::unordered_map<Node *, Node *> root_; // recomputed node -> the consumer it lives with
   std::unordered_map<const Node *, int> pos_;
+  std::unordered_map<const Node *, size_t> consumerCount_; // matmul -> distinct consumers
   std::vector<int> parent_;
   std::vector<std::vector<int>> deps_; // per root: members' producers (compacted on unite)
-  std::vector<size_t> rawDeps_;         // per root: producer count before compaction
-  std::vector<unsigned> mark_;          // compactDeps' scratch, by root
+  std::vector<size_t> rawDeps_;        // per root: producer count before compaction
+  std::vector<unsigned> mark_;         // compactDeps' scratch, by root
   unsigned stamp_ = 0;
   std::vector<bool> hasMatmul_;
   std::vector<int> minPos_, maxPos_;
