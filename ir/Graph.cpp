@@ -2,6 +2,8 @@
 
 #include "ir/Error.h"
 
+#include <llvm/ADT/DenseSet.h>
+
 #include <algorithm>
 #include <cassert>
 #include <unordered_map>
@@ -91,8 +93,8 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
     int64_t kb = attrs.transB ? b.shape[rb - 1] : b.shape[rb - 2];
     int64_t n = attrs.transB ? b.shape[rb - 2] : b.shape[rb - 1];
     if (ka != kb)
-      fail("matmul: inner dims differ: {}{} x {}{} (K {} vs {})", a.str(),
-           attrs.transA ? "^T" : "", b.str(), attrs.transB ? "^T" : "", ka, kb);
+      fail("matmul: inner dims differ: {}{} x {}{} (K {} vs {})", a.str(), attrs.transA ? "^T" : "",
+           b.str(), attrs.transB ? "^T" : "", ka, kb);
     llvm::ArrayRef<int64_t> batchA = llvm::ArrayRef<int64_t>(a.shape).drop_back(2);
     llvm::ArrayRef<int64_t> batchB = llvm::ArrayRef<int64_t>(b.shape).drop_back(2);
     auto batch = broadcastShapes(batchA, batchB);
@@ -176,6 +178,23 @@ void Graph::setOperand(Node *user, unsigned i, Operand op) {
   slot = op;
   if (op.node)
     addUse(op.node, user);
+}
+
+void Graph::redirectUses(Node *from, llvm::ArrayRef<std::pair<Node *, Node *>> moves) {
+  llvm::DenseSet<const Node *> moved;
+  for (auto [user, to] : moves) {
+    assert(to && to != from);
+    for (Operand &o : user->operands_)
+      if (o.node == from) {
+        o.node = to;
+        addUse(to, user);
+        moved.insert(user);
+      }
+  }
+  // setOperand removes one entry per operand slot, so every entry of a moved user goes.
+  auto &us = from->users_;
+  us.erase(std::remove_if(us.begin(), us.end(), [&](Node *u) { return moved.contains(u); }),
+           us.end());
 }
 
 void Graph::replaceAllUsesWith(Node *from, Node *to) {

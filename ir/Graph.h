@@ -68,7 +68,8 @@ public:
 
 private:
   friend class Graph;
-  Node(Graph *g, unsigned id, OpKind k, TensorType t) : graph_(g), id_(id), kind_(k), type_(std::move(t)) {}
+  Node(Graph *g, unsigned id, OpKind k, TensorType t)
+      : graph_(g), id_(id), kind_(k), type_(std::move(t)) {}
 
   Graph *graph_;
   unsigned id_;
@@ -134,6 +135,10 @@ public:
 
   // --- rewriting
   void setOperand(Node *user, unsigned i, Operand op);
+  /// For each (user, to) in order: every operand of `user` that reads `from` reads `to`
+  /// instead. One pass over from's use list, where setOperand per use would rescan it each
+  /// time; the result (use-list orders included) is the same as setOperand in that order.
+  void redirectUses(Node *from, llvm::ArrayRef<std::pair<Node *, Node *>> moves);
   /// Every use of `from` (operands and outputs) becomes a use of `to`.
   void replaceAllUsesWith(Node *from, Node *to);
   void setOutput(unsigned i, Node *n);

@@ -137,15 +137,14 @@ private:
         continue;
       }
       bool reuse = !needed;
+      llvm::SmallVector<std::pair<Node *, Node *>, 4> moves; // (user, clone), applied at once
       for (auto &[r, us] : big) {
         Node *c = p;
         if (!reuse) {
           c = g_.create(p->kind(), p->operands(), p->matmulAttrs(), p->dtype());
           cloned = true;
           for (Node *u : us)
-            for (unsigned i = 0; i < u->numOperands(); ++i)
-              if (u->operand(i).node == p)
-                g_.setOperand(u, i, Operand(c));
+            moves.push_back({u, c});
           note(p, r, true,
                fmt::format("recomputed in the kernel of {}: reading its operands ({}) costs less "
                            "than storing it and reading it back",
@@ -154,6 +153,7 @@ private:
         reuse = false;
         root_[c] = r;
       }
+      g_.redirectUses(p, moves);
     }
     return cloned;
   }
