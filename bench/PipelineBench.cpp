@@ -1,6 +1,8 @@
 // How the compiler's own time grows with graph size: random DAGs of 10^3 .. 10^6 ops
 // (elementwise with broadcasts, several consumers, a matmul every ~64 ops), timed through
 // print, parse, verify and each pass of -O2. Near-linear growth shows as a flat us/op column.
+// Then two adversarial shapes, 10^4 .. MAX_OPS: one long chain that fuses into a single
+// kernel, and one input read by half of all ops (wide fan-out, summed by an add chain).
 //   usage: PipelineBench [MAX_OPS]   (default 1000000)
 #include "ir/Builder.h"
 #include "ir/Parser.h"
@@ -28,8 +30,8 @@ static std::unique_ptr<Graph> makeGraph(int64_t numOps, uint64_t seed) {
   rows.push_back(g->input("x", f32, {64, 256}));
   rows.push_back(g->input("bias", f32, {256}));
   mats.push_back(g->input("w", f32, {256, 256}));
-  const OpKind unary[] = {OpKind::Relu, OpKind::Tanh, OpKind::Sigmoid, OpKind::Neg,
-                          OpKind::Exp, OpKind::Silu};
+  const OpKind unary[] = {OpKind::Relu, OpKind::Tanh, OpKind::Sigmoid,
+                          OpKind::Neg,  OpKind::Exp,  OpKind::Silu};
   const OpKind binary[] = {OpKind::Add, OpKind::Mul, OpKind::Sub, OpKind::Max};
   for (int64_t i = 0; i < numOps; ++i) {
     // Mostly chains on recent values, sometimes reaching further back (several consumers).
@@ -55,35 +57,67 @@ static std::unique_ptr<Graph> makeGraph(int64_t numOps, uint64_t seed) {
   return g;
 }
 
+// add/relu alternating on one f32[16] value: -O2 fuses all of it into one kernel.
+static std::unique_ptr<Graph> makeChain(int64_t numOps) {
+  auto g = std::make_unique<Graph>("chain");
+  Value v = g->input("x", f32, {16});
+  for (int64_t i = 1; i <= numOps; ++i)
+    v = i % 2 ? g->binary(OpKind::Add, v.node(), Operand::literal(1.0)) : relu(v);
+  g->output(v);
+  return g;
+}
+
+// x is read by numOps/2 distinct muls (distinct constants: cse keeps them), summed in a chain.
+static std::unique_ptr<Graph> makeFan(int64_t numOps) {
+  auto g = std::make_unique<Graph>("fan");
+  Value x = g->input("x", f32, {16});
+  Value s = relu(x);
+  for (int64_t i = 1; i < numOps / 2; ++i)
+    s = s + g->binary(OpKind::Mul, x.node(), Operand::literal(0.5 + static_cast<double>(i)));
+  g->output(s);
+  return g;
+}
+
+static void measure(const char *shape, int64_t n, std::unique_ptr<Graph> (*make)(int64_t)) {
+  auto t = Clock::now();
+  auto g = make(n);
+  double build = since(t);
+  t = Clock::now();
+  std::string text = printGraph(*g);
+  double print = since(t);
+  t = Clock::now();
+  auto parsed = parseModule(text, "bench.kf");
+  double parse = since(t);
+  t = Clock::now();
+  verify(*parsed[0]);
+  double verifyS = since(t);
+  PassManager pm;
+  pm.addPipeline(defaultPipeline());
+  pm.run(*parsed[0]);
+  double passes[4] = {0, 0, 0, 0}, total = print + parse + verifyS;
+  for (size_t i = 0; i < pm.records().size() && i < 4; ++i) {
+    passes[i] = pm.records()[i].seconds;
+    total += passes[i];
+  }
+  verify(*parsed[0]);
+  std::printf("%-6s %9lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %8zu\n", shape,
+              static_cast<long long>(g->numNodes()), build, print, parse, verifyS, passes[0],
+              passes[1], passes[2], passes[3], total / static_cast<double>(n) * 1e6,
+              parsed[0]->kernelNames().size());
+  std::fflush(stdout);
+}
+
+static std::unique_ptr<Graph> makeRandom(int64_t n) { return makeGraph(n, 42); }
+
 int main(int argc, char **argv) {
   int64_t maxOps = argc > 1 ? std::atoll(argv[1]) : 1000000;
-  std::printf("%9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "ops", "build_s", "print_s", "parse_s",
-              "verify_s", "simplify", "cse", "dce", "fuse", "us/op");
-  for (int64_t n = 1000; n <= maxOps; n *= 10) {
-    auto t = Clock::now();
-    auto g = makeGraph(n, 42);
-    double build = since(t);
-    t = Clock::now();
-    std::string text = printGraph(*g);
-    double print = since(t);
-    t = Clock::now();
-    auto parsed = parseModule(text, "bench.kf");
-    double parse = since(t);
-    t = Clock::now();
-    verify(*parsed[0]);
-    double verifyS = since(t);
-    PassManager pm;
-    pm.addPipeline(defaultPipeline());
-    pm.run(*parsed[0]);
-    double passes[4] = {0, 0, 0, 0}, total = print + parse + verifyS;
-    for (size_t i = 0; i < pm.records().size() && i < 4; ++i) {
-      passes[i] = pm.records()[i].seconds;
-      total += passes[i];
-    }
-    verify(*parsed[0]);
-    std::printf("%9lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f\n",
-                static_cast<long long>(n), build, print, parse, verifyS, passes[0], passes[1],
-                passes[2], passes[3], total / static_cast<double>(n) * 1e6);
-    std::fflush(stdout);
-  }
+  std::printf("%-6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s\n", "shape", "nodes", "build_s",
+              "print_s", "parse_s", "verify_s", "simplify", "cse", "dce", "fuse", "us/op",
+              "kernels");
+  for (int64_t n = 1000; n <= maxOps; n *= 10)
+    measure("random", n, makeRandom);
+  for (int64_t n = 10000; n <= maxOps; n *= 10)
+    measure("chain", n, makeChain);
+  for (int64_t n = 10000; n <= maxOps; n *= 10)
+    measure("fan", n, makeFan);
 }

@@ -2,6 +2,8 @@
 
 #include "ir/Error.h"
 
+#include <llvm/ADT/DenseSet.h>
+
 #include <algorithm>
 #include <cassert>
 #include <unordered_map>
@@ -179,6 +181,23 @@ void Graph::setOperand(Node *user, unsigned i, Operand op) {
   slot = op;
   if (op.node)
     addUse(op.node, user);
+}
+
+void Graph::redirectUses(Node *from, llvm::ArrayRef<std::pair<Node *, Node *>> moves) {
+  llvm::DenseSet<const Node *> moved;
+  for (auto [user, to] : moves) {
+    assert(to && to != from);
+    for (Operand &o : user->operands_)
+      if (o.node == from) {
+        o.node = to;
+        addUse(to, user);
+        moved.insert(user);
+      }
+  }
+  // setOperand removes one entry per operand slot, so every entry of a moved user goes.
+  auto &us = from->users_;
+  us.erase(std::remove_if(us.begin(), us.end(), [&](Node *u) { return moved.contains(u); }),
+           us.end());
 }
 
 void Graph::replaceAllUsesWith(Node *from, Node *to) {

@@ -135,6 +135,10 @@ public:
 
   // --- rewriting
   void setOperand(Node *user, unsigned i, Operand op);
+  /// For each (user, to) in order: every operand of `user` that reads `from` reads `to`
+  /// instead. One pass over from's use list, where setOperand per use would rescan it each
+  /// time; the result (use-list orders included) is the same as setOperand in that order.
+  void redirectUses(Node *from, llvm::ArrayRef<std::pair<Node *, Node *>> moves);
   /// Every use of `from` (operands and outputs) becomes a use of `to`.
   void replaceAllUsesWith(Node *from, Node *to);
   void setOutput(unsigned i, Node *n);

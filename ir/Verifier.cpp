@@ -3,6 +3,7 @@
 #include "ir/Error.h"
 
 #include <algorithm>
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringRef.h>
 #include <vector>
@@ -15,9 +16,7 @@ static std::string label(const Node *n) {
 }
 
 void verify(const Graph &g) {
-  auto bad = [&](const std::string &what) {
-    fail("verifier: graph '{}': {}", g.name(), what);
-  };
+  auto bad = [&](const std::string &what) { fail("verifier: graph '{}': {}", g.name(), what); };
   const std::vector<Node *> &nodes = g.nodes();
   // Position and use count by node id (ids are unique within a graph): flat arrays keep
   // verifying a 200,000-node graph to a few milliseconds.
@@ -34,6 +33,20 @@ void verify(const Graph &g) {
     if (&nodes[i]->graph() == &g)
       positionById[nodes[i]->id()] = i;
 
+  // Whether `user` is in the use list of `used`: a scan for short lists, a set built once
+  // for long ones (one input read by 100k ops made a scan per use O(users^2)).
+  llvm::DenseMap<const Node *, llvm::DenseSet<const Node *>> longUseLists;
+  auto isUser = [&](const Node *used, const Node *user) {
+    llvm::ArrayRef<Node *> us = used->users();
+    if (us.size() <= 16)
+      return std::find(us.begin(), us.end(), user) != us.end();
+    auto [it, inserted] = longUseLists.try_emplace(used);
+    if (inserted)
+      it->second.insert(us.begin(), us.end());
+    return it->second.contains(user);
+  };
+  llvm::DenseSet<const Node *> inputSet(g.inputs().begin(), g.inputs().end());
+
   llvm::DenseSet<llvm::StringRef> names;
   names.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -45,7 +58,7 @@ void verify(const Graph &g) {
     if (n->isInput()) {
       if (n->name().empty())
         bad(fmt::format("input node #{} has no name", n->id()));
-      if (std::find(g.inputs().begin(), g.inputs().end(), n) == g.inputs().end())
+      if (!inputSet.contains(n))
         bad(fmt::format("{} is not in the input list", label(n)));
       if (n->numOperands() != 0)
         bad(fmt::format("{} has operands", label(n)));
@@ -62,7 +75,7 @@ void verify(const Graph &g) {
       if (pos >= i)
         bad(fmt::format("{} uses {} before it is defined", label(n), label(o.node)));
       ++useCountById[o.node->id()];
-      if (std::count(o.node->users().begin(), o.node->users().end(), n) == 0)
+      if (!isUser(o.node, n))
         bad(fmt::format("{} is missing from the users of {}", label(n), label(o.node)));
     }
     TensorType expect;

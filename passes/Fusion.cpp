@@ -8,6 +8,9 @@
 #include "passes/Pass.h"
 #include "passes/Traffic.h"
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+
 #include <algorithm>
 #include <queue>
 #include <unordered_map>
@@ -16,8 +19,7 @@
 namespace kfuse {
 
 std::string nodeLabel(const Node *n) {
-  return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id())
-                           : "%" + n->name();
+  return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id()) : "%" + n->name();
 }
 
 static std::string jsonEscape(const std::string &s) {
@@ -37,8 +39,8 @@ static std::string jsonEscape(const std::string &s) {
 std::string FusionLog::str() const {
   std::string s;
   for (const FusionEdge &e : edges)
-    s += fmt::format("{} -> {}: {}: {}\n", e.producer, e.consumer,
-                     e.fused ? "fused" : "not fused", e.reason);
+    s += fmt::format("{} -> {}: {}: {}\n", e.producer, e.consumer, e.fused ? "fused" : "not fused",
+                     e.reason);
   return s;
 }
 
@@ -99,19 +101,22 @@ private:
       // Distinct users grouped by the root (kernel anchor) they will live with.
       llvm::SmallVector<std::pair<Node *, llvm::SmallVector<Node *, 2>>, 2> big;
       bool needed = outputs_.count(p) > 0;
+      // Hashed, not scanned: a value with 100k users would make a scan per user quadratic.
       llvm::SmallVector<Node *, 4> users;
+      llvm::SmallDenseSet<Node *, 8> seenUsers;
       for (Node *u : p->users())
-        if (std::find(users.begin(), users.end(), u) == users.end())
+        if (seenUsers.insert(u).second)
           users.push_back(u);
+      llvm::SmallDenseMap<Node *, unsigned, 4> slotOf; // root -> index in big
       for (Node *u : users) {
         Node *r = rootOf(u);
         if (isElementwise(u->kind()) && isElementwise(r->kind()) &&
             r->type().numElements() > p->type().numElements()) {
-          auto slot = std::find_if(big.begin(), big.end(), [&](auto &e) { return e.first == r; });
-          if (slot == big.end())
+          auto [slot, isNew] = slotOf.try_emplace(r, big.size());
+          if (isNew)
             big.push_back({r, {u}});
           else
-            slot->second.push_back(u);
+            big[slot->second].second.push_back(u);
         } else {
           needed = true;
         }
@@ -132,15 +137,14 @@ private:
         continue;
       }
       bool reuse = !needed;
+      llvm::SmallVector<std::pair<Node *, Node *>, 4> moves; // (user, clone), applied at once
       for (auto &[r, us] : big) {
         Node *c = p;
         if (!reuse) {
           c = g_.create(p->kind(), p->operands(), p->matmulAttrs(), p->dtype());
           cloned = true;
           for (Node *u : us)
-            for (unsigned i = 0; i < u->numOperands(); ++i)
-              if (u->operand(i).node == p)
-                g_.setOperand(u, i, Operand(c));
+            moves.push_back({u, c});
           note(p, r, true,
                fmt::format("recomputed in the kernel of {}: reading its operands ({}) costs less "
                            "than storing it and reading it back",
@@ -149,6 +153,7 @@ private:
         reuse = false;
         root_[c] = r;
       }
+      g_.redirectUses(p, moves);
     }
     return cloned;
   }
@@ -167,18 +172,41 @@ private:
     b = find(b);
     if (a == b)
       return a;
-    if (deps_[a].size() < deps_[b].size())
+    // The root is chosen by the uncompacted dependency count, as before compaction existed,
+    // so that group identities (and with them every decision and message) stay the same.
+    if (rawDeps_[a] < rawDeps_[b])
       std::swap(a, b);
     parent_[b] = a;
+    rawDeps_[a] += rawDeps_[b];
     deps_[a].insert(deps_[a].end(), deps_[b].begin(), deps_[b].end());
     deps_[b].clear();
     deps_[b].shrink_to_fit();
+    compactDeps(a);
     hasMatmul_[a] = hasMatmul_[a] || hasMatmul_[b];
     minPos_[a] = std::min(minPos_[a], minPos_[b]);
     maxPos_[a] = std::max(maxPos_[a], maxPos_[b]);
     if (!domain_[a])
       domain_[a] = domain_[b];
     return a;
+  }
+
+  /// Drops the dependencies of root `a` on itself and repeats of an earlier dependency's
+  /// group. Both are skipped by pathThroughOthers anyway, so its search is unchanged; without
+  /// this a long chain's group keeps one entry per member and each merge into it rescans them
+  /// all, which made fusing an n-op chain O(n^2).
+  void compactDeps(int a) {
+    ++stamp_;
+    mark_[a] = stamp_;
+    std::vector<int> &d = deps_[a];
+    size_t w = 0;
+    for (int x : d) {
+      int r = find(x);
+      if (mark_[r] != stamp_) {
+        mark_[r] = stamp_;
+        d[w++] = x;
+      }
+    }
+    d.resize(w);
   }
 
   /// Whether group `to` depends on group `from` through some third group.
@@ -215,9 +243,9 @@ private:
     if (hasMatmul_[a] && hasMatmul_[b])
       return FusionDecision::forbid("a matmul never fuses into another matmul kernel");
     if (domain_[a]->shape() != domain_[b]->shape())
-      return FusionDecision::forbid(fmt::format(
-          "their kernels iterate over different shapes ({} vs {})",
-          shapeToString(domain_[b]->shape()), shapeToString(domain_[a]->shape())));
+      return FusionDecision::forbid(
+          fmt::format("their kernels iterate over different shapes ({} vs {})",
+                      shapeToString(domain_[b]->shape()), shapeToString(domain_[a]->shape())));
     bool gaveUp = false;
     if (pathThroughOthers(a, b, gaveUp) || pathThroughOthers(b, a, gaveUp))
       return FusionDecision::forbid(
@@ -232,6 +260,8 @@ private:
     size_t n = nodes.size();
     parent_.resize(n);
     deps_.assign(n, {});
+    rawDeps_.assign(n, 0);
+    mark_.assign(n, 0);
     hasMatmul_.assign(n, false);
     minPos_.resize(n);
     maxPos_.resize(n);
@@ -259,6 +289,7 @@ private:
       int me = find(static_cast<int>(i));
       for (Node *p : producers)
         deps_[me].push_back(pos_.at(p));
+      rawDeps_[me] += producers.size();
       if (c->kind() == OpKind::MatMul) {
         hasMatmul_[me] = true;
         for (Node *p : producers)
@@ -381,13 +412,15 @@ private:
 
   void reject(Node *p, Node *c, std::string reason) {
     if (p->kind() == OpKind::MatMul) {
-      size_t consumers = 0;
-      llvm::SmallVector<Node *, 4> seen;
-      for (Node *u : p->users())
-        if (std::find(seen.begin(), seen.end(), u) == seen.end()) {
-          seen.push_back(u);
-          ++consumers;
-        }
+      // Counted once per matmul: reject runs for each consumer (users are fixed by now).
+      auto [it, isNew] = consumerCount_.try_emplace(p, 0);
+      if (isNew) {
+        llvm::SmallDenseSet<Node *, 8> seen;
+        for (Node *u : p->users())
+          seen.insert(u);
+        it->second = seen.size();
+      }
+      size_t consumers = it->second;
       if (consumers > 1)
         reason = fmt::format("matmul result has {} consumers: recomputing is impossible, "
                              "storing it costs {}; {}",
@@ -406,8 +439,12 @@ private:
   std::unordered_set<const Node *> outputs_;
   std::unordered_map<Node *, Node *> root_; // recomputed node -> the consumer it lives with
   std::unordered_map<const Node *, int> pos_;
+  std::unordered_map<const Node *, size_t> consumerCount_; // matmul -> distinct consumers
   std::vector<int> parent_;
-  std::vector<std::vector<int>> deps_;
+  std::vector<std::vector<int>> deps_; // per root: members' producers (compacted on unite)
+  std::vector<size_t> rawDeps_;        // per root: producer count before compaction
+  std::vector<unsigned> mark_;         // compactDeps' scratch, by root
+  unsigned stamp_ = 0;
   std::vector<bool> hasMatmul_;
   std::vector<int> minPos_, maxPos_;
   std::vector<Node *> domain_; // a node whose shape is the group's iteration shape

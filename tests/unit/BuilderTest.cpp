@@ -112,7 +112,7 @@ TEST_CASE("the verifier finds a kernel region that is not contiguous", "[verifie
 }
 
 TEST_CASE("dtype rounding is round-to-nearest-even", "[dtype]") {
-  CHECK(roundToDType(1.0 + 1.0 / 2048, f16) == 1.0);            // tie, to even
+  CHECK(roundToDType(1.0 + 1.0 / 2048, f16) == 1.0);              // tie, to even
   CHECK(roundToDType(1.0 + 3.0 / 2048, f16) == 1.0 + 2.0 / 1024); // tie, to even (up)
   CHECK(roundToDType(65520.0, f16) == INFINITY);
   CHECK(roundToDType(65519.0, f16) == 65504.0);
@@ -139,4 +139,40 @@ TEST_CASE("a broadcast past 2^48 elements is an error, not an overflow", "[build
   auto c = g.input("c", f32, {int64_t(1) << 24, 1});
   auto d = g.input("d", f32, {1, int64_t(1) << 24});
   CHECK((c * d)->type().numElements() == int64_t(1) << 48); // at the limit is fine
+}
+
+TEST_CASE("redirectUses matches setOperand per use, use-list orders included", "[builder]") {
+  // Two identical graphs: p has users u1 (reading it twice), u2, u3, u1 again via u4.
+  auto build = [](Graph &g) {
+    auto x = g.input("x", f32, {4});
+    Value p = exp(x), c1 = relu(x), c2 = tanh(x);
+    Value u1 = p * p, u2 = p + 1.0, u3 = neg(p), u4 = u2 + p;
+    g.output(u1 + u3 + u4 + c1 + c2);
+    return std::vector<Node *>{p, c1, c2, u1, u2, u3, u4};
+  };
+  Graph a, b;
+  auto na = build(a), nb = build(b);
+  // a: setOperand per slot, in order (u3 and u1 to c1, u4 to c2); b: one redirectUses.
+  for (auto [u, c] : {std::pair{3, 1}, std::pair{5, 1}, std::pair{6, 2}})
+    for (unsigned i = 0; i < na[u]->numOperands(); ++i)
+      if (na[u]->operand(i).node == na[0])
+        a.setOperand(na[u], i, Operand(na[c]));
+  b.redirectUses(nb[0], {{nb[3], nb[1]}, {nb[5], nb[1]}, {nb[6], nb[2]}});
+  verify(a);
+  verify(b);
+  auto ids = [](llvm::ArrayRef<Node *> ns) {
+    std::vector<unsigned> r;
+    for (Node *n : ns)
+      r.push_back(n->id());
+    return r;
+  };
+  for (size_t i = 0; i < na.size(); ++i) {
+    CHECK(ids(na[i]->users()) == ids(nb[i]->users()));
+    for (unsigned j = 0; j < na[i]->numOperands(); ++j) {
+      const Node *oa = na[i]->operand(j).node, *ob = nb[i]->operand(j).node;
+      CHECK((oa ? int(oa->id()) : -1) == (ob ? int(ob->id()) : -1)); // -1: a scalar literal
+    }
+  }
+  CHECK(ids(nb[0]->users()) == std::vector<unsigned>{nb[4]->id()});
+  CHECK(nb[1]->users().size() == 4); // c1: u1 twice, u3, and the output sum
 }
