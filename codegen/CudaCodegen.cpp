@@ -25,7 +25,8 @@ static __device__ __forceinline__ float kf_sigmoid(float x) { return 1.0f / (1.0
 static __device__ __forceinline__ float kf_silu(float x) { return x / (1.0f + expf(-x)); }
 static __device__ __forceinline__ float kf_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 // 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation, and exp is far cheaper than tanhf.
-static __device__ __forceinline__ float kf_gelu_tanh(float x) { return __fdividef(x, 1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x))); }
+// Below u = -19.06, 1 + tanh(u) is 0 in float64 (the interpreter's exact zero); keep it.
+static __device__ __forceinline__ float kf_gelu_tanh(float x) { const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x); return u < -19.06f ? x * 0.0f : __fdividef(x, 1.0f + __expf(-2.0f * u)); }
 )";
 
 static const char *storageType(DType t) { return t == DType::F32 ? "float" : "unsigned short"; }
@@ -276,18 +277,35 @@ public:
       e_.line("const float {} = {};", tn, loadExpr(t.type.dtype, raw));
       inTmp.push_back(tn);
     }
+    // A value this kernel stores in f16/bf16 is rounded once, and the ops after it in the
+    // kernel use the rounded value too: every reader sees the stored tensor's numbers.
+    auto stored16 = [&](size_t oi) {
+      for (const SpecOutput &o : k_.outputs)
+        if (o.op == oi && o.tensor.type.dtype != DType::F32)
+          return true;
+      return false;
+    };
     for (const SpecOp &op : k_.ops) {
+      size_t oi = opTmp.size();
+      std::string expr;
       if (op.kind == OpKind::MatMul) {
+        expr = "acc";
+      } else {
+        std::vector<std::string> a;
+        for (const SpecRef &r : op.args)
+          a.push_back(r.kind == SpecRef::Input ? inTmp[r.index]
+                      : r.kind == SpecRef::Op  ? opTmp[r.index]
+                                               : floatLiteral(r.literal));
+        expr = opExpr(op, a);
+      }
+      if (stored16(oi))
+        expr = loadExpr(op.dtype, storeExpr(op.dtype, expr));
+      else if (op.kind == OpKind::MatMul) {
         opTmp.push_back("acc");
         continue;
       }
-      std::vector<std::string> a;
-      for (const SpecRef &r : op.args)
-        a.push_back(r.kind == SpecRef::Input ? inTmp[r.index]
-                    : r.kind == SpecRef::Op  ? opTmp[r.index]
-                                             : floatLiteral(r.literal));
       std::string tn = e_.tmp();
-      e_.line("const float {} = {};", tn, opExpr(op, a));
+      e_.line("const float {} = {};", tn, expr);
       opTmp.push_back(tn);
     }
     for (size_t j = 0; j < k_.outputs.size(); ++j) {

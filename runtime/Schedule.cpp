@@ -1,5 +1,6 @@
 #include "runtime/Schedule.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kfuse::runtime {
@@ -45,12 +46,29 @@ std::vector<std::vector<unsigned>> kernelDependencies(const std::vector<codegen:
     for (const codegen::SpecOutput &o : specs[k].outputs)
       writes[k].push_back(region(o.tensor.nodeId));
   }
+  // Edges, then their transitive reduction: an edge k -> j implied by a path through other
+  // kernels is dropped, so a chain stays a chain (CUDA runs a straight line best).
   std::vector<std::vector<unsigned>> deps(n);
-  for (size_t j = 0; j < n; ++j)
+  std::vector<std::vector<bool>> reach(n,
+                                       std::vector<bool>(n, false)); // reach[j][k]: j waits for k
+  for (size_t j = 0; j < n; ++j) {
+    std::vector<unsigned> direct;
     for (size_t k = 0; k < j; ++k)
       if (anyOverlap(writes[k], reads[j]) || anyOverlap(writes[k], writes[j]) ||
           anyOverlap(reads[k], writes[j]))
-        deps[j].push_back(static_cast<unsigned>(k));
+        direct.push_back(static_cast<unsigned>(k));
+    // Latest first: an earlier kernel reached through a later kept one is implied.
+    for (auto it = direct.rbegin(); it != direct.rend(); ++it) {
+      if (reach[j][*it])
+        continue;
+      deps[j].push_back(*it);
+      reach[j][*it] = true;
+      for (size_t k = 0; k < *it; ++k)
+        if (reach[*it][k])
+          reach[j][k] = true;
+    }
+    std::sort(deps[j].begin(), deps[j].end());
+  }
   return deps;
 }
 

@@ -10,8 +10,9 @@
 
 namespace kfuse::runtime {
 
-/// deps[j]: the kernels (indices < j, ascending) that kernel j must wait for. Kernels that
-/// do no work (no elements) are given no edges and need none.
+/// deps[j]: the kernels (indices < j, ascending) that kernel j must wait for directly; an
+/// order already implied through other kernels is left out (transitive reduction). Kernels
+/// that do no work (no elements) are given no edges and need none.
 std::vector<std::vector<unsigned>> kernelDependencies(const std::vector<codegen::KernelSpec> &specs,
                                                       const MemoryPlan &plan);
 

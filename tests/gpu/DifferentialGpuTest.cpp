@@ -63,6 +63,8 @@ TEST_CASE("GPU differential: 1,000 generated elementwise graphs, unfused and fus
                                fmt::format("GPU vs reference ({}), seed {}, specials {}: {}",
                                            fused ? "fused" : "unfused", seed, specials, m),
                                test::reproducerDir());
+      std::printf("GPU differential mismatch: seed %llu %s: %s\n", (unsigned long long)seed,
+                  fused ? "fused" : "unfused", m.c_str());
       UNSCOPED_INFO("seed " << seed << (fused ? " fused" : " unfused") << ": " << m
                             << "\nshrunk reproducer " << path << " ("
                             << check(*s.graph, fused, seed, specials) << "):\n"

