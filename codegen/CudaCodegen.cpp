@@ -280,10 +280,13 @@ public:
     // A value this kernel stores in f16/bf16 is rounded once, and the ops after it in the
     // kernel use the rounded value too: every reader sees the stored tensor's numbers.
     auto stored16 = [&](size_t oi) {
+      bool stored = false, readLater = false;
       for (const SpecOutput &o : k_.outputs)
-        if (o.op == oi && o.tensor.type.dtype != DType::F32)
-          return true;
-      return false;
+        stored |= o.op == oi && o.tensor.type.dtype != DType::F32;
+      for (size_t later = oi + 1; later < k_.ops.size() && !readLater; ++later)
+        for (const SpecRef &r : k_.ops[later].args)
+          readLater |= r.kind == SpecRef::Op && r.index == oi;
+      return stored && readLater; // a value only stored is rounded by its store alone
     };
     for (const SpecOp &op : k_.ops) {
       size_t oi = opTmp.size();
