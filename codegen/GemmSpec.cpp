@@ -74,7 +74,8 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     fail("matmul '{}': {} batches exceed the 65535 a launch can hold", mm->name(), s.batch());
 
   bool half = s.dtype != DType::F32;
-  int64_t tiles128 = ((s.M + 127) / 128) * ((s.N + 127) / 128) * s.batch();
+  // Kernel choice only compares sizes: in double, so a huge (fuzzed) shape cannot overflow.
+  double tiles128 = double((s.M + 127) / 128) * double((s.N + 127) / 128) * double(s.batch());
   if (s.M <= 16) {
     s.kernel = GemmKernel::Gemv;
     s.warpsN = 8;
@@ -87,27 +88,29 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
       // 512 threads for few rows; above 8 rows the M x 8 accumulators need more than the
       // 128 registers a 512-thread block allows, so 256.
       s.warpsN = s.M > 8 ? 8 : 16;
-      s.bn = (s.N + 63) / 64 * s.batch() >= 2 * int64_t(target.smCount) ? 64 : 32;
+      s.bn = double((s.N + 63) / 64) * double(s.batch()) >= 2.0 * target.smCount ? 64 : 32;
     }
-    s.why = fmt::format("M={} <= 16: memory-bound on the {} weight bytes, streamed once "
-                        "({} blocks)",
-                        s.M, s.K * s.N * int64_t(dtypeSize(s.dtype)) * s.batch(),
-                        (s.N + s.bn - 1) / s.bn * s.batch());
+    s.why =
+        fmt::format("M={} <= 16: memory-bound on the {:.0f} weight bytes, streamed once "
+                    "({:.0f} blocks)",
+                    s.M, double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()),
+                    double((s.N + s.bn - 1) / s.bn) * double(s.batch()));
   } else if (half && target.sm >= 80) {
     s.kernel = GemmKernel::TensorCore;
     s.bk = 32;
     s.stages = 4;
-    if (tiles128 >= int64_t(target.smCount)) {
+    if (tiles128 >= double(target.smCount)) {
       s.bm = s.bn = 128;
       s.warpsM = 2;
       s.warpsN = 4;
-      s.why = fmt::format("{} on sm_{}: tensor cores; {} 128x128 tiles fill {} SMs",
+      s.why = fmt::format("{} on sm_{}: tensor cores; {:.0f} 128x128 tiles fill {} SMs",
                           dtypeName(s.dtype), target.sm, tiles128, target.smCount);
     } else {
       s.bm = s.bn = 64;
       s.warpsM = s.warpsN = 2;
-      s.why = fmt::format("{} on sm_{}: tensor cores; only {} 128x128 tiles for {} SMs, so 64x64",
-                          dtypeName(s.dtype), target.sm, tiles128, target.smCount);
+      s.why =
+          fmt::format("{} on sm_{}: tensor cores; only {:.0f} 128x128 tiles for {} SMs, so 64x64",
+                      dtypeName(s.dtype), target.sm, tiles128, target.smCount);
     }
   } else {
     s.kernel = GemmKernel::Simt;
