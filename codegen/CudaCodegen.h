@@ -14,9 +14,11 @@ namespace kfuse::codegen {
 /// Threads per block every generated kernel is written for (__launch_bounds__).
 inline constexpr unsigned kDefaultBlock = 256;
 
-/// Vector steps each thread keeps in flight per grid-stride iteration (its loads issued
-/// together): more bytes in flight per SM to cover DRAM latency.
-inline constexpr unsigned kDefaultUnroll = 2;
+/// Vector steps each thread keeps in flight per grid-stride iteration (their loads issued
+/// together). Measured on the H200 (bench/results/elementwise.md, 2026-12-02): 2 steps
+/// were never faster than 1 (x*2*3: 2.046 vs 2.028 ms; gelu_tanh: 285.8 vs 285.5 us, and
+/// 331 vs 301.5 us once gelu_tanh kept its exact zero), so 1; 2 stays an option to measure.
+inline constexpr unsigned kDefaultUnroll = 1;
 
 struct CodegenOptions {
   unsigned block = kDefaultBlock; ///< the __launch_bounds__ each kernel declares

@@ -79,7 +79,11 @@ TEST_CASE("fused kernel: broadcast by index arithmetic, 16-byte vectors, one ker
   CHECK(specs[0].inputs.size() == 3);
   CHECK(specs[0].outputs.size() == 1);
   CHECK(specs[0].vectorWidth() == 8);
-  std::string src = emitProgram(specs);
+  // By default one vector step per iteration; the column is then one value per vector.
+  std::string one = emitProgram(specs);
+  CHECK(one.find("a2 = in2[i / 4096u];") != std::string::npos);
+  CHECK(one.find("[u]") == std::string::npos);
+  std::string src = emitProgram(specs, {.unroll = 2});
   // The row is read as 16-byte vectors at its own offset, the column once per vector
   // (its value is the same for the 8 elements), x as 16-byte vectors at the linear index.
   CHECK(src.find("*reinterpret_cast<const uint4 *>(in1 + ((i) % 4096u))") != std::string::npos);
