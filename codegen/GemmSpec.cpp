@@ -72,7 +72,7 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
   s.strideB = batchStrides(b->shape(), s.batchShape);
   // Generated kernels index C, A and B with 64-bit offsets: keep every product of sizes
   // well inside int64 (a fuzzed [2^48, K] x [K, 2^48] overflowed M * N).
-  if (double(s.M) * double(s.N) * double(s.batch()) > 0x1p48 ||
+  if (double(s.M) * double(s.N) * std::max(1.0, double(s.batch())) > 0x1p48 ||
       double(s.M) * double(s.K) > 0x1p48 || double(s.K) * double(s.N) > 0x1p48)
     fail("matmul '{}': {}x{}x{} (batch {}) is beyond the 2^48 elements a generated GEMM indexes",
          mm->name(), s.M, s.N, s.K, s.batch());
