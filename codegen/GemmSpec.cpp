@@ -45,12 +45,16 @@ std::string GemmSpec::describe() const {
 /// the operand is 1 or absent: broadcast).
 static std::vector<int64_t> batchStrides(const Shape &s, const Shape &outBatch) {
   std::vector<int64_t> st(outBatch.size(), 0);
+  if (double(s[s.size() - 1]) * double(s[s.size() - 2]) > 0x1p62)
+    fail("matmul operand {} is beyond the sizes a generated GEMM indexes", shapeToString(s));
   int64_t mat = s[s.size() - 1] * s[s.size() - 2], run = mat;
   size_t rb = s.size() - 2;
   for (size_t j = 0; j < rb; ++j) {
     size_t d = rb - 1 - j;               // operand batch dim, innermost first
     size_t od = outBatch.size() - 1 - j; // the output dim it aligns with
     st[od] = s[d] == 1 ? 0 : run;
+    if (double(run) * double(s[d]) > 0x1p62) // a zero-size operand may have huge dims
+      fail("matmul operand {} is beyond the sizes a generated GEMM indexes", shapeToString(s));
     run *= s[d];
   }
   return st;
