@@ -17,6 +17,11 @@ Tolerance Tolerance::of(DType t, double scale) {
   return {1e-5 * scale, 1e-6 * scale};
 }
 
+DType coarserDType(DType a, DType b) {
+  auto looseness = [](DType t) { return t == DType::F32 ? 0 : t == DType::F16 ? 1 : 2; };
+  return looseness(b) > looseness(a) ? b : a;
+}
+
 std::string compareValues(const std::vector<double> &got, const std::vector<double> &ref,
                           const Tolerance &tol) {
   if (got.size() != ref.size())

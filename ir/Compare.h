@@ -16,6 +16,10 @@ struct Tolerance {
   static Tolerance of(DType t, double scale = 1.0);
 };
 
+/// Of two dtypes, the one with the looser tolerance (bf16 > f16 > f32): the bound an output
+/// gets when it was computed from a value stored, and so rounded, in the other.
+DType coarserDType(DType a, DType b);
+
 /// "" when `got` matches `ref`, else what and where the first mismatch is. Both hold the
 /// same number of values.
 std::string compareValues(const std::vector<double> &got, const std::vector<double> &ref,

@@ -98,14 +98,12 @@ std::string Program::check(const std::vector<Tensor> &inputs,
   // The reference rounds what the kernels store, but its float64 math can land on the
   // other side of a rounding than the kernels' f32 math: an output computed from a stored
   // f16/bf16 value (z = cast(y, f32) of a stored bf16 y) is as close as that dtype allows.
-  auto looseness = [](DType t) { return t == DType::F32 ? 0 : t == DType::F16 ? 1 : 2; };
   DType loosest = DType::F32;
   for (const codegen::KernelSpec &k : exe_->specs())
     for (const codegen::SpecOutput &o : k.outputs)
-      if (looseness(o.tensor.type.dtype) > looseness(loosest))
-        loosest = o.tensor.type.dtype;
+      loosest = coarserDType(loosest, o.tensor.type.dtype);
   for (size_t j = 0; j < ref.size(); ++j) {
-    DType t = looseness(loosest) > looseness(ref[j].dtype()) ? loosest : ref[j].dtype();
+    DType t = coarserDType(ref[j].dtype(), loosest);
     std::string m = compareValues(outputs[j].data, ref[j].data, Tolerance::of(t, scale));
     if (!m.empty()) {
       const Node *n = plan_->outputs()[j];

@@ -6,6 +6,7 @@
 #include "GpuHarness.h"
 
 #include "ir/Builder.h"
+#include "ir/Compare.h"
 #include "ir/Error.h"
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
@@ -125,12 +126,10 @@ std::vector<unsigned> storedIds(const RunResultSpecs &specs) {
 /// The dtype whose tolerance an output gets: its own, or a coarser one the kernels stored
 /// on the way (float64 and f32 math can round a stored value to neighbouring steps).
 DType checkDType(DType out, const RunResultSpecs &specs) {
-  auto looseness = [](DType t) { return t == DType::F32 ? 0 : t == DType::F16 ? 1 : 2; };
   DType d = out;
   for (const codegen::KernelSpec &k : specs)
     for (const codegen::SpecOutput &o : k.outputs)
-      if (looseness(o.tensor.type.dtype) > looseness(d))
-        d = o.tensor.type.dtype;
+      d = coarserDType(d, o.tensor.type.dtype);
   return d;
 }
 

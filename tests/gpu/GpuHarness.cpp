@@ -126,16 +126,14 @@ std::string runAndCheck(const Graph &g, uint64_t seed, bool specials) {
     for (const codegen::SpecOutput &o : k.outputs)
       stored.push_back(o.tensor.nodeId);
   std::vector<HostTensor> ref = reference(g, in, stored);
-  auto looseness = [](DType t) { return t == DType::F32 ? 0 : t == DType::F16 ? 1 : 2; };
   DType loosest = DType::F32;
   for (const codegen::KernelSpec &k : exe.specs())
     for (const codegen::SpecOutput &o : k.outputs)
-      if (looseness(o.tensor.type.dtype) > looseness(loosest))
-        loosest = o.tensor.type.dtype;
+      loosest = coarserDType(loosest, o.tensor.type.dtype);
   double scale = exe.specs().size() > 1 ? 4.0 : 1.0;
   for (size_t j = 0; j < g.outputs().size(); ++j) {
     DType t = g.outputs()[j]->dtype();
-    DType tol = exe.specs().size() > 1 && looseness(loosest) > looseness(t) ? loosest : t;
+    DType tol = exe.specs().size() > 1 ? coarserDType(t, loosest) : t;
     std::string m = compare(tol, download(g.outputs()[j]->type(), outBuf[j]), ref[j], scale);
     if (!m.empty())
       return fmt::format("output {} ({}): {}", j, g.outputs()[j]->type().str(), m);
