@@ -78,6 +78,10 @@ struct IndexGroup {
 
 std::vector<IndexGroup> indexGroups(const Shape &iter, const Shape &aligned) {
   std::vector<IndexGroup> groups;
+  // A kernel of no elements indexes nothing (and its other dims may be huge: their products
+  // would overflow).
+  if (std::find(iter.begin(), iter.end(), 0) != iter.end())
+    return groups;
   int64_t inner = 1, tstride = 1;
   for (int d = static_cast<int>(iter.size()) - 1; d >= 0; --d) {
     if (iter[d] == 1)
