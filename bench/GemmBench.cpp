@@ -11,6 +11,7 @@
 #include "runtime/Executable.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <cublasLt.h>
@@ -81,6 +82,31 @@ static std::unique_ptr<Graph> mbr(int64_t M, int64_t N, int64_t K, bool transB) 
   g->output(relu(matmul(x, w, {false, transB}) + b));
   fuseGraph(*g);
   return g;
+}
+
+static std::vector<uint16_t> download(CUdeviceptr p, int64_t n) {
+  std::vector<uint16_t> h(n);
+  D->check(D->cuMemcpyDtoH_v2(h.data(), p, n * 2), "cuMemcpyDtoH");
+  return h;
+}
+
+/// kfuse's bf16 result against another implementation's: the largest difference relative to
+/// the reference's RMS (both round f32 sums to bf16, so ~2^-8 is agreement). Prints one
+/// line; a difference above 5% of the RMS is a wrong result, and the benchmark fails.
+static void compareOutputs(const char *other, const std::vector<uint16_t> &ref,
+                           const std::vector<uint16_t> &ours) {
+  double maxDiff = 0, sumSq = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double r = bf16BitsToFloat(ref[i]), o = bf16BitsToFloat(ours[i]);
+    sumSq += r * r;
+    maxDiff = std::max(maxDiff, std::isnan(o) ? HUGE_VAL : std::fabs(o - r));
+  }
+  double rms = std::sqrt(sumSq / double(std::max<size_t>(1, ref.size())));
+  std::printf("|  | check: kfuse vs %s over %zu elements: max |diff| %.4g = %.2g of the RMS %.4g "
+              "| | | | |\n",
+              other, ref.size(), maxDiff, maxDiff / std::max(rms, 1e-30), rms);
+  if (!(maxDiff <= 0.05 * rms))
+    fail("kfuse's result differs from {}'s by {} (RMS {})", other, maxDiff, rms);
 }
 
 struct Lt {
@@ -187,6 +213,7 @@ int main() {
     };
     std::vector<Shape3> shapes = {
         {"4096^3 +bias+relu", 4096, 4096, 4096, false},
+        {"4096^3, W as [N,K] (trans_b)", 4096, 4096, 4096, true},
         {"8192^3 +bias+relu", 8192, 8192, 8192, false},
         {"decode M=1 [1,8192]x[8192,8192] +bias+relu", 1, 8192, 8192, false},
         {"decode M=1, W as [N,K] (trans_b)", 1, 8192, 8192, true},
@@ -203,6 +230,17 @@ int main() {
       D->check(D->cuCtxSynchronize(), "first run");
       double ours = medianMs([&] { exe.launchKernel(0, nullptr); }, reps);
       rowOut(s.name, "kfuse " + exe.specs()[0].gemm->describe(), ours, flops, wbytes);
+      std::vector<uint16_t> mine = download(C, s.M * s.N);
+      if (s.M > 16) { // the portable mma.sync kernel on the same problem, for comparison
+        codegen::CodegenOptions portable;
+        portable.archSpecific = false;
+        runtime::Executable tc(*D, *g, portable);
+        tc.launch({A, B, bias}, {C}, nullptr);
+        double tcMs = medianMs([&] { tc.launchKernel(0, nullptr); }, reps);
+        rowOut(s.name, "kfuse portable sm_90: " + tc.specs()[0].gemm->describe(), tcMs, flops,
+               wbytes);
+        compareOutputs("portable kfuse", download(C, s.M * s.N), mine);
+      }
       double bare = medianMs([&] { gemmEx(h, A, B, T, s.M, s.N, s.K, s.transB); }, reps);
       rowOut(s.name, "cuBLAS bare GEMM (no epilogue)", bare, flops, wbytes);
       // cuBLAS, then separate add and relu kernels (kfuse elementwise, unfused).
@@ -218,6 +256,7 @@ int main() {
           },
           reps);
       rowOut(s.name, "cuBLAS + separate add, relu kernels", split, flops, wbytes);
+      compareOutputs("cuBLAS + add + relu", download(C, s.M * s.N), mine);
       if (!s.transB) {
         auto lf = ltReluBias(lt, A, B, bias, T, s.M, s.N, s.K);
         double ltMs = medianMs(lf, reps);

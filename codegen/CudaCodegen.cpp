@@ -2,6 +2,7 @@
 
 #include "codegen/Emitter.h"
 #include "codegen/GemmCodegen.h"
+#include "codegen/WgmmaCodegen.h"
 #include "ir/Error.h"
 
 #include <algorithm>
@@ -507,10 +508,19 @@ std::string kernelPointerArgs(const KernelSpec &k) {
 std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptions &options) {
   std::string out = kPrelude;
   bool anyGemm = false;
-  for (const KernelSpec &k : specs)
+  std::vector<unsigned> wgmmaWidths;
+  for (const KernelSpec &k : specs) {
     anyGemm = anyGemm || k.gemm.has_value();
+    if (k.gemm && k.gemm->kernel == GemmKernel::Wgmma &&
+        std::find(wgmmaWidths.begin(), wgmmaWidths.end(), k.gemm->bn) == wgmmaWidths.end())
+      wgmmaWidths.push_back(k.gemm->bn);
+  }
   if (anyGemm)
     out += gemmPrelude(); // only programs with a matmul carry the GEMM templates
+  if (!wgmmaWidths.empty()) {
+    std::sort(wgmmaWidths.begin(), wgmmaWidths.end());
+    out += wgmmaPrelude(wgmmaWidths); // and only those with a Hopper GEMM its templates
+  }
   for (const KernelSpec &k : specs) {
     Emitter ke;
     ke.blank();

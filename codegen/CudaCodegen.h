@@ -23,6 +23,9 @@ inline constexpr unsigned kDefaultUnroll = 1;
 struct CodegenOptions {
   unsigned block = kDefaultBlock; ///< the __launch_bounds__ each kernel declares
   unsigned unroll = kDefaultUnroll;
+  /// Whether the runtime may choose kernels for the device's own architecture (sm_90a's
+  /// wgmma on an H100/H200); false keeps to portable ones (mma.sync), e.g. to compare them.
+  bool archSpecific = true;
 };
 
 /// The whole program: a small prelude of helpers, then each kernel.

@@ -364,8 +364,10 @@ const char *gemmPrelude() { return kGemmPrelude; }
 static int dtCode(DType t) { return t == DType::F32 ? 0 : t == DType::F16 ? 1 : 2; }
 static const char *storage(DType t) { return t == DType::F32 ? "float" : "unsigned short"; }
 
-/// `expr` for the element offset of an operand's batch at output batch index `z`.
-static std::string batchOffset(const GemmSpec &s, const std::vector<int64_t> &stride) {
+/// `expr` for the element offset of an operand's batch at output batch index `z` (its matrix
+/// index with `unit` = the operand's matrix size).
+static std::string batchOffset(const GemmSpec &s, const std::vector<int64_t> &stride,
+                               int64_t unit = 1) {
   std::string sum;
   int64_t inner = 1;
   for (size_t j = s.batchShape.size(); j-- > 0;) {
@@ -373,8 +375,8 @@ static std::string batchOffset(const GemmSpec &s, const std::vector<int64_t> &st
       std::string c = inner == 1 ? "z" : fmt::format("(z / {}u)", inner);
       if (j != 0)
         c = fmt::format("({} % {}u)", c, s.batchShape[j]);
-      sum +=
-          fmt::format("{}(unsigned long long){} * {}ull", sum.empty() ? "" : " + ", c, stride[j]);
+      sum += fmt::format("{}(unsigned long long){} * {}ull", sum.empty() ? "" : " + ", c,
+                         stride[j] / unit);
     }
     inner *= s.batchShape[j];
   }
@@ -398,8 +400,13 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
          "{}_elem(({})i, acc, {}); }}",
          k.mangled, k.wide() ? "unsigned long long" : "unsigned", args);
   e.closeScope(";");
-  e.openScope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", s.threads(), k.mangled,
-              kernelPointerParams(k));
+  if (s.kernel == GemmKernel::Wgmma) // one block per SM: the register split needs them all
+    e.openScope("extern \"C\" __global__ void __launch_bounds__({}, 1) {}(const __grid_constant__ "
+                "kf_tmap tmA, const __grid_constant__ kf_tmap tmB, {})",
+                s.threads(), k.mangled, kernelPointerParams(k));
+  else
+    e.openScope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", s.threads(), k.mangled,
+                kernelPointerParams(k));
   e.line("const unsigned z = blockIdx.z;");
   e.line("const {}_epi epi{{{}}};", k.mangled, args);
   std::string ta = s.transA ? "true" : "false", tb = s.transB ? "true" : "false";
@@ -407,6 +414,12 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   std::string ops = fmt::format("in0 + ({}), in1 + ({}), (unsigned long long)z * {}ull, epi",
                                 batchOffset(s, s.strideA), batchOffset(s, s.strideB), s.M * s.N);
   switch (s.kernel) {
+  case GemmKernel::Wgmma:
+    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}>(&tmA, &tmB, (int)({}), (int)({}), (unsigned long "
+           "long)z * {}ull, epi);",
+           head, tb, s.warpsM, s.bn, s.stages, k.mangled + "_epi",
+           batchOffset(s, s.strideA, s.M * s.K), batchOffset(s, s.strideB, s.K * s.N), s.M * s.N);
+    break;
   case GemmKernel::TensorCore:
     e.line("kf_gemm_tc<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head, tb, s.bm, s.bn, s.bk,
            s.stages, s.warpsM, s.warpsN, k.mangled + "_epi", ops);

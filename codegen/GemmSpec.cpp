@@ -7,8 +7,28 @@
 
 namespace kfuse::codegen {
 
+std::string compileArch(const Target &t) {
+  return fmt::format("sm_{}{}", t.sm, t.sm == 90 && t.archSpecific ? "a" : "");
+}
+
+Target parseArch(const std::string &arch, unsigned smCount) {
+  size_t end = arch.size() - (!arch.empty() && arch.back() == 'a' ? 1 : 0);
+  if (arch.rfind("sm_", 0) != 0 || end <= 3 || end - 3 > 4 ||
+      arch.find_first_not_of("0123456789", 3) < end)
+    fail("--arch must look like sm_90 or sm_90a, got '{}'", arch);
+  Target t;
+  t.sm = static_cast<unsigned>(std::stoul(arch.substr(3, end - 3)));
+  t.smCount = smCount;
+  t.archSpecific = end != arch.size();
+  if (t.archSpecific && t.sm != 90)
+    fail("--arch {}: kfuse uses arch-specific features only on sm_90a", arch);
+  return t;
+}
+
 const char *gemmKernelName(GemmKernel k) {
   switch (k) {
+  case GemmKernel::Wgmma:
+    return "wgmma";
   case GemmKernel::TensorCore:
     return "tensor-core";
   case GemmKernel::Simt:
@@ -20,6 +40,8 @@ const char *gemmKernelName(GemmKernel k) {
 }
 
 size_t GemmSpec::sharedBytes() const {
+  if (kernel == GemmKernel::Wgmma) // 1 KB to align the swizzled stages, then full/empty barriers
+    return 1024 + size_t(stages) * (bm + bn) * bk * 2 + 16 * stages;
   if (kernel != GemmKernel::TensorCore)
     return 0;
   // Rows padded by 8 elements (16 bytes) so ldmatrix's eight row reads hit distinct banks.
@@ -30,6 +52,9 @@ size_t GemmSpec::sharedBytes() const {
 
 std::string GemmSpec::describe() const {
   switch (kernel) {
+  case GemmKernel::Wgmma:
+    return fmt::format("wgmma+TMA {}x{}x{}, {} stages, {} consumer warpgroups + 1 TMA producer", bm,
+                       bn, bk, stages, warpsM);
   case GemmKernel::TensorCore:
     return fmt::format("tensor-core mma.sync {}x{}x{}, {} stages, {} warps", bm, bn, bk, stages,
                        warpsM * warpsN);
@@ -58,6 +83,47 @@ static std::vector<int64_t> batchStrides(const Shape &s, const Shape &outBatch) 
     run *= s[d];
   }
   return st;
+}
+
+/// Matrices an operand holds: 1 + the largest matrix index its batch strides reach.
+static uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride,
+                                int64_t mat) {
+  uint64_t n = 1;
+  for (size_t j = 0; j < stride.size(); ++j)
+    n += uint64_t(s.batchShape[j] - 1) * uint64_t(stride[j] / mat);
+  return n;
+}
+
+/// The tensor map of a 16-bit operand stored [rows, cols] per matrix: boxes of 64 columns
+/// (128 bytes, the swizzle width) by `boxRows` rows.
+static TmaOperand tmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows) {
+  TmaOperand t;
+  t.dims[0] = cols;
+  t.dims[1] = rows;
+  t.dims[2] = matrices;
+  t.strides[0] = cols * 2;
+  t.strides[1] = rows * cols * 2;
+  t.box[0] = 64;
+  t.box[1] = boxRows;
+  t.box[2] = 1;
+  return t;
+}
+
+/// Why the wgmma kernel cannot take this problem ("" when it can): TMA needs 16-byte row
+/// strides, dims below 2^32 and strides below 2^40 bytes.
+static std::string wgmmaRefusal(const GemmSpec &s) {
+  if (s.K == 0 || s.M == 0 || s.N == 0 || s.batch() == 0)
+    return "an empty dim";
+  if ((s.transA ? s.M : s.K) % 8 != 0)
+    return fmt::format("A's rows ({} elements) are not 16-byte multiples for TMA",
+                       s.transA ? s.M : s.K);
+  if ((s.transB ? s.K : s.N) % 8 != 0)
+    return fmt::format("B's rows ({} elements) are not 16-byte multiples for TMA",
+                       s.transB ? s.K : s.N);
+  if (double(s.M) * double(s.K) * 2 >= 0x1p40 || double(s.K) * double(s.N) * 2 >= 0x1p40 ||
+      std::max({s.M, s.N, s.K}) >= (int64_t(1) << 32))
+    return "an operand beyond TMA's 2^32 elements per dim / 2^40-byte strides";
+  return "";
 }
 
 GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
@@ -105,6 +171,29 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
                     "({:.0f} blocks)",
                     s.M, double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()),
                     double((s.N + s.bn - 1) / s.bn) * double(s.batch()));
+  } else if (std::string no = wgmmaRefusal(s);
+             half && target.sm == 90 && target.archSpecific && no.empty()) {
+    s.kernel = GemmKernel::Wgmma;
+    s.bk = 64;
+    // Consumer warpgroups of 64 rows each (wgmma m64nBNk16): two, or one where M <= 64
+    // would leave the second idle.
+    s.warpsM = s.M <= 64 ? 1 : 2;
+    s.bm = 64 * s.warpsM;
+    double tiles256 =
+        double((s.M + s.bm - 1) / s.bm) * double((s.N + 255) / 256) * double(s.batch());
+    double tiles128 =
+        double((s.M + s.bm - 1) / s.bm) * double((s.N + 127) / 128) * double(s.batch());
+    // BMx256 where the tiles fill the SMs, else BMx128; as many stages as fit in 200 KB
+    // (128x256: 4 of 48 KB; 128x128: 6; 64x128: 8).
+    s.bn = tiles256 >= double(target.smCount) ? 256 : 128;
+    s.stages = std::min(8u, 200u * 1024 / ((s.bm + s.bn) * s.bk * 2));
+    s.tmaA = s.transA ? tmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
+                      : tmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
+    s.tmaB = s.transB ? tmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn)
+                      : tmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
+    s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
+                        dtypeName(s.dtype), s.bn == 256 ? tiles256 : tiles128, s.bm, s.bn,
+                        target.smCount);
   } else if (half && target.sm >= 80) {
     s.kernel = GemmKernel::TensorCore;
     s.bk = 32;
@@ -122,6 +211,9 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
           fmt::format("{} on sm_{}: tensor cores; only {:.0f} 128x128 tiles for {} SMs, so 64x64",
                       dtypeName(s.dtype), target.sm, tiles128, target.smCount);
     }
+    if (target.sm == 90)
+      s.why +=
+          target.archSpecific ? "; not wgmma: " + no : "; not wgmma: portable sm_90, not sm_90a";
   } else {
     s.kernel = GemmKernel::Simt;
     s.bm = s.bn = 64;

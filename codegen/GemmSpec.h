@@ -15,14 +15,32 @@ namespace kfuse::codegen {
 struct Target {
   unsigned sm = 90;       ///< compute capability * 10
   unsigned smCount = 132; ///< multiprocessors, for filling the device
+  /// Whether features of exactly this architecture may be used (sm_90a: wgmma, setmaxnreg);
+  /// the program is then compiled for "sm_90a", which runs only on compute capability 9.0.
+  bool archSpecific = true;
 };
+/// NVRTC's --gpu-architecture for `t`: "sm_90a" where sm_90's own features are in use.
+std::string compileArch(const Target &t);
+/// The target an arch name stands for ("sm_90a" arch-specific, "sm_90" portable); throws
+/// kfuse::Error for anything not of the form sm_<digits>[a].
+Target parseArch(const std::string &arch, unsigned smCount = 132);
 
 enum class GemmKernel : uint8_t {
+  Wgmma,      ///< sm_90a: wgmma from TMA-staged shared memory, warp-specialised (f16/bf16)
   TensorCore, ///< mma.sync m16n8k16 (f16/bf16, f32 accumulation), cp.async multi-stage
   Simt,       ///< f32 FFMA tiles (exact f32, no TF32)
   Gemv,       ///< small M: streams the weights once with 16-byte loads
 };
 const char *gemmKernelName(GemmKernel k);
+
+/// A TMA tensor map over one GEMM operand, for the runtime to encode (cuTensorMapEncodeTiled)
+/// from the operand's device pointer: 3 dims (contiguous, rows, matrices of the batch), 128-
+/// byte swizzle, out-of-range elements read as zero.
+struct TmaOperand {
+  uint64_t dims[3] = {0, 0, 0}; ///< elements
+  uint64_t strides[2] = {0, 0}; ///< bytes between rows, between matrices
+  uint32_t box[3] = {0, 0, 0};  ///< elements per copy (64 contiguous = 128 bytes)
+};
 
 struct GemmSpec {
   DType dtype = DType::F32;
@@ -39,8 +57,13 @@ struct GemmSpec {
   /// Gemv: bn = columns per block, bk = unused; warpsN = warps per block.
   unsigned bm = 0, bn = 0, bk = 0, stages = 1, warpsM = 1, warpsN = 1;
   std::string why; ///< one line: which kernel and why
+  /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
+  TmaOperand tmaA, tmaB;
 
-  unsigned threads() const { return 32 * warpsM * warpsN; }
+  /// Wgmma: warpsM = consumer warpgroups (64 rows each), plus one producer warpgroup.
+  unsigned threads() const {
+    return kernel == GemmKernel::Wgmma ? 128 * (warpsM + 1) : 32 * warpsM * warpsN;
+  }
   size_t sharedBytes() const;
   /// "tensor-core mma.sync 128x128x32 x4 stages, 8 warps"
   std::string describe() const;

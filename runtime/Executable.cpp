@@ -4,6 +4,7 @@
 #include "ir/Error.h"
 #include "runtime/KernelCache.h"
 #include "runtime/Schedule.h"
+#include "runtime/TensorMap.h"
 
 #include <algorithm>
 #include <map>
@@ -16,6 +17,7 @@ Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options)
   Target target;
   target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
   target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
+  target.archSpecific = options.archSpecific;
   specs_ = buildKernelSpecs(g, target);
   CodegenOptions o = options;
   o.block = kDefaultBlock; // the launch below uses it
@@ -40,7 +42,7 @@ Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options)
   uint64_t maxBlocks = static_cast<uint64_t>(std::max(1, d.smCount)) * (2048 / kDefaultBlock);
   for (const KernelSpec &k : specs_)
     configs_.push_back(k.launchConfig(kDefaultBlock, maxBlocks));
-  std::string cubin = cachedCubin(source_, d.arch());
+  std::string cubin = cachedCubin(source_, compileArch(target));
   d.check(d.cuModuleLoadData(&module_, cubin.data()),
           "loading the compiled kernels (cuModuleLoadData)");
   try { // a constructor that throws runs no destructor: give back what is held so far
@@ -62,6 +64,7 @@ Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options)
   }
   args_.resize(specs_.size());
   argPtrs_.resize(specs_.size());
+  tensorMaps_.resize(specs_.size());
 }
 
 Executable::~Executable() {
@@ -99,6 +102,17 @@ void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdevic
     for (const SpecOutput &o : specs_[k].outputs)
       a.push_back(where.at(o.tensor.nodeId));
     argPtrs_[k].clear();
+    if (const auto &s = specs_[k].gemm; s && s->kernel == GemmKernel::Wgmma) {
+      // The Hopper GEMM takes A's and B's tensor maps first, by value.
+      tensorMaps_[k][0] =
+          encodeTensorMap(d_, s->tmaA, s->dtype, a[0],
+                          fmt::format("kernel '{}', matmul operand A", specs_[k].name));
+      tensorMaps_[k][1] =
+          encodeTensorMap(d_, s->tmaB, s->dtype, a[1],
+                          fmt::format("kernel '{}', matmul operand B", specs_[k].name));
+      argPtrs_[k].push_back(&tensorMaps_[k][0]);
+      argPtrs_[k].push_back(&tensorMaps_[k][1]);
+    }
     for (CUdeviceptr &p : a)
       argPtrs_[k].push_back(&p);
   }

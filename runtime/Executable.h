@@ -9,6 +9,7 @@
 #include "runtime/Driver.h"
 #include "runtime/MemoryPlan.h"
 
+#include <array>
 #include <llvm/ADT/ArrayRef.h>
 #include <string>
 #include <vector>
@@ -59,6 +60,8 @@ private:
   CUdeviceptr arena_ = 0;
   std::vector<std::vector<CUdeviceptr>> args_;
   std::vector<std::vector<void *>> argPtrs_;
+  /// Per kernel, A's and B's TMA tensor maps (Hopper GEMM kernels only).
+  std::vector<std::array<CUtensorMap, 2>> tensorMaps_;
   /// Per graph output: -1 when a kernel writes it; otherwise the graph input (i) or
   /// earlier output (-2 - j) it is a copy of (`output %x` of an input, or twice the same).
   std::vector<int> copySource_;

@@ -1,4 +1,4 @@
-// `kfuse compile G.kf [--arch sm_90] [--no-fusion] [--dump-kernels DIR] [--emit cuda,ptx,cubin]`:
+// `kfuse compile G.kf [--arch sm_90a] [--no-fusion] [--dump-kernels DIR] [--emit cuda,ptx,cubin]`:
 // runs the -O2 pipeline (or none), generates the CUDA C of every kernel, compiles the whole
 // program with NVRTC for one architecture and, with --dump-kernels, writes what is needed to
 // rebuild and launch each kernel by hand. Needs no GPU.
@@ -29,15 +29,20 @@ void writeFile(const std::filesystem::path &p, const std::string &bytes) {
 int compileMain(const std::vector<std::string> &args) {
   CliArgs cli("compile", "FILE.kf",
               "Generates CUDA C for every kernel of each graph and compiles it with NVRTC.");
-  cli.option("--arch", "ARCH", "target architecture (default sm_90)");
+  cli.option("--arch", "ARCH",
+             "target architecture (default sm_90a: the H100/H200's own wgmma; sm_90 portable)");
   cli.flag("--no-fusion", "every op its own kernel (no passes)");
   cli.option("--dump-kernels", "DIR", "write each kernel's .cu, the NVRTC options and launches");
   cli.option("--emit", "LIST", "with --dump-kernels: any of cuda,ptx,cubin (default cuda)");
   if (auto rc = cli.parse(args))
     return *rc;
-  std::string arch = cli.value("--arch", "sm_90");
-  if (arch.rfind("sm_", 0) != 0)
-    return cli.badArgs(fmt::format("--arch must look like sm_90, got '{}'", arch));
+  std::string arch = cli.value("--arch", "sm_90a");
+  codegen::Target target;
+  try {
+    target = codegen::parseArch(arch);
+  } catch (const Error &e) {
+    return cli.badArgs(e.what());
+  }
   std::set<std::string> emit;
   for (std::string rest = cli.value("--emit", "cuda"); !rest.empty();) {
     size_t comma = rest.find(',');
@@ -55,8 +60,6 @@ int compileMain(const std::vector<std::string> &args) {
       pm.addPipeline(defaultPipeline());
       pm.run(*g);
     }
-    codegen::Target target;
-    target.sm = static_cast<unsigned>(std::stoul(arch.substr(3)));
     std::vector<codegen::KernelSpec> specs = codegen::buildKernelSpecs(*g, target);
     std::string source = codegen::emitProgram(specs);
     runtime::CompiledProgram prog = runtime::nvrtcCompile(source, arch, emit.count("ptx") > 0);

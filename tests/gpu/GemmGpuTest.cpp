@@ -197,8 +197,10 @@ struct RunResult {
   std::vector<codegen::KernelSpec> specs;
 };
 
-/// Runs `g` with random inputs and poisoned outputs; `graphReplay` runs it as a CUDA graph.
-RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false) {
+/// Runs `g` with random inputs and poisoned outputs; `graphReplay` runs it as a CUDA graph;
+/// `archSpecific` false keeps to portable kernels (mma.sync instead of sm_90a's wgmma).
+RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
+                   bool archSpecific = true) {
   Driver &d = Driver::require();
   RunResult r;
   std::vector<DeviceBuffer> inBuf, outBuf;
@@ -213,7 +215,9 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false) {
     poison(outBuf.back());
     outPtr.push_back(outBuf.back().ptr());
   }
-  runtime::Executable exe(d, g);
+  codegen::CodegenOptions options;
+  options.archSpecific = archSpecific;
+  runtime::Executable exe(d, g, options);
   if (graphReplay) {
     exe.captureGraph(inPtr, outPtr);
     exe.replay(nullptr);
@@ -372,24 +376,69 @@ TEST_CASE("GEMM: random shapes, transposes, dtypes and epilogues against the int
 }
 
 TEST_CASE("GEMM: every kernel on one problem per dtype and transpose pair", "[gpu][gemm]") {
-  // Shapes that select each kernel: M=5 (gemv), M=300 (tensor core or FFMA); K % 8 != 0
-  // takes the scalar loads, K % 8 == 0 the 16-byte ones.
+  // Shapes that select each kernel: M=5 (gemv), M=300 (wgmma, tensor core or FFMA); K % 8
+  // != 0 takes the scalar loads, K % 8 == 0 the 16-byte ones; each also with portable
+  // kernels only (mma.sync where sm_90a would take wgmma).
   int run = 0;
   for (DType t : {DType::F32, DType::F16, DType::BF16})
     for (int tr = 0; tr < 4; ++tr)
       for (int64_t M : {int64_t(5), int64_t(300)})
-        for (int64_t K : {int64_t(61), int64_t(72)}) {
-          MatMulAttrs attrs{bool(tr & 1), bool(tr & 2)};
-          int64_t N = 203;
-          Shape sa = attrs.transA ? Shape{K, M} : Shape{M, K};
-          Shape sb = attrs.transB ? Shape{N, K} : Shape{K, N};
-          auto g = gemmGraph(t, sa, sb, attrs, Epi::BiasRelu);
-          RunResult r = runOnGpu(*g, 500 + run++);
-          REQUIRE(r.specs[0].gemm);
-          INFO(dtypeName(t) << " M=" << M << " K=" << K << " transA=" << attrs.transA
-                            << " transB=" << attrs.transB << " " << r.specs[0].gemm->describe());
-          CHECK(checkWithInterpreter(*g, r) == "");
-        }
+        for (int64_t K : {int64_t(61), int64_t(72)})
+          for (bool archSpecific : {true, false}) {
+            MatMulAttrs attrs{bool(tr & 1), bool(tr & 2)};
+            int64_t N = 203;
+            Shape sa = attrs.transA ? Shape{K, M} : Shape{M, K};
+            Shape sb = attrs.transB ? Shape{N, K} : Shape{K, N};
+            auto g = gemmGraph(t, sa, sb, attrs, Epi::BiasRelu);
+            RunResult r = runOnGpu(*g, 500 + run++, false, archSpecific);
+            REQUIRE(r.specs[0].gemm);
+            INFO(dtypeName(t) << " M=" << M << " K=" << K << " transA=" << attrs.transA
+                              << " transB=" << attrs.transB << " " << r.specs[0].gemm->describe());
+            CHECK(checkWithInterpreter(*g, r) == "");
+          }
+}
+
+TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogues",
+          "[gpu][gemm][wgmma]") {
+  Driver &d = Driver::require();
+  if (d.ccMajor != 9 || d.ccMinor != 0) {
+    WARN("wgmma needs compute capability 9.0; this device is " << d.arch());
+    return;
+  }
+  struct Case {
+    int64_t M, N, K;
+  };
+  // Rows of 8-element multiples (TMA), otherwise off every tile: M/N/K below, at and past
+  // 64/128/256 and BK = 64, K from one k16 step to many stages round the ring.
+  std::vector<Case> cases = {{300, 200, 72},  {17, 8, 8},      {64, 136, 1000},  {65, 264, 16},
+                             {129, 520, 200}, {1000, 256, 64}, {256, 1024, 4096}};
+  int run = 0;
+  for (const Case &c : cases)
+    for (int tr = 0; tr < 4; ++tr) {
+      DType t = run % 2 ? DType::F16 : DType::BF16;
+      MatMulAttrs attrs{bool(tr & 1), bool(tr & 2)};
+      Epi epi = static_cast<Epi>(run % 6);
+      Shape sa = attrs.transA ? Shape{c.K, c.M} : Shape{c.M, c.K};
+      Shape sb = attrs.transB ? Shape{c.N, c.K} : Shape{c.K, c.N};
+      auto g = gemmGraph(t, sa, sb, attrs, epi);
+      RunResult r = runOnGpu(*g, 700 + run++);
+      REQUIRE(r.specs[0].gemm);
+      INFO(dtypeName(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K
+                        << " transA=" << attrs.transA << " transB=" << attrs.transB << " epilogue="
+                        << epiName(epi) << " kernel " << r.specs[0].gemm->describe());
+      CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+      CHECK(checkWithInterpreter(*g, r) == "");
+    }
+  // Batched, A broadcast over B's batches, both as a CUDA graph.
+  auto g = std::make_unique<Graph>("wgBatched");
+  Value a = g->input("a", DType::BF16, {2, 1, 100, 64});
+  Value b = g->input("b", DType::BF16, {3, 64, 136});
+  g->output(relu(matmul(a, b) + g->input("bias", DType::BF16, {136})));
+  fuseGraph(*g);
+  RunResult r = runOnGpu(*g, 799, true);
+  INFO(r.specs[0].gemm->describe());
+  CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+  CHECK(checkWithInterpreter(*g, r) == "");
 }
 
 TEST_CASE("GEMM: broadcast batch dims, broadcast bias and residual epilogues", "[gpu][gemm]") {

@@ -24,24 +24,54 @@ static std::unique_ptr<Graph> biasRelu(DType t, int64_t M, int64_t N, int64_t K,
 }
 
 TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[codegen][gemm]") {
-  Target h100{90, 132}, turing{75, 40};
+  Target h100{90, 132}, portable{90, 132, false}, turing{75, 40};
+  // sm_90a: wgmma with TMA-staged operands, 128x256 tiles where they fill the SMs.
   auto big = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), h100);
   REQUIRE(big.size() == 1);
   REQUIRE(big[0].gemm);
-  const GemmSpec &s = *big[0].gemm;
+  const GemmSpec &w = *big[0].gemm;
+  CHECK(w.kernel == GemmKernel::Wgmma);
+  CHECK(w.bm == 128);
+  CHECK(w.bn == 256);
+  CHECK(w.why.find("512 128x256 tiles for 132 SMs") != std::string::npos);
+  LaunchConfig wc = big[0].launchConfig(256, 1000);
+  CHECK(wc.grid == 16);
+  CHECK(wc.gridY == 32);
+  CHECK(wc.block == 384); // a TMA producer warpgroup and two wgmma consumers
+  CHECK(wc.sharedBytes == 1024 + 4 * (128 + 256) * 64 * 2 + 4 * 16);
+  // A [M,K]: boxes of 64 K x 128 rows; B [K,N]: boxes of 64 N x 64 K (N-major, transposed).
+  CHECK(w.tmaA.dims[0] == 4096);
+  CHECK(w.tmaA.box[1] == 128);
+  CHECK(w.tmaA.strides[0] == 4096 * 2);
+  CHECK(w.tmaB.box[0] == 64);
+  CHECK(w.tmaB.box[1] == 64);
+  CHECK(compileArch(h100) == "sm_90a");
+  // Portable sm_90 (and sm_80): mma.sync, saying why not wgmma.
+  auto tc = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), portable);
+  const GemmSpec &s = *tc[0].gemm;
   CHECK(s.kernel == GemmKernel::TensorCore);
   CHECK(s.bm == 128);
   CHECK(s.why.find("1024 128x128 tiles") != std::string::npos);
-  LaunchConfig c = big[0].launchConfig(256, 1000);
+  CHECK(s.why.find("not wgmma: portable sm_90") != std::string::npos);
+  CHECK(compileArch(portable) == "sm_90");
+  LaunchConfig c = tc[0].launchConfig(256, 1000);
   CHECK(c.grid == 32);
   CHECK(c.gridY == 32);
   CHECK(c.gridZ == 1);
   CHECK(c.block == 256);
   CHECK(c.sharedBytes == 4 * (128 * 40 + 32 * 136) * 2); // > 48 KB: the runtime opts in
-  // Few tiles: a smaller tile to fill the SMs.
+  // Few tiles: a smaller tile to fill the SMs (128x128 for wgmma, 64x64 for mma.sync).
   auto mlp = buildKernelSpecs(*biasRelu(bf16, 64, 11008, 4096, {false, true}), h100);
-  CHECK(mlp[0].gemm->bm == 64);
-  CHECK(mlp[0].gemm->why.find("so 64x64") != std::string::npos);
+  CHECK(mlp[0].gemm->kernel == GemmKernel::Wgmma);
+  CHECK(mlp[0].gemm->bn == 128);
+  CHECK(mlp[0].gemm->tmaB.box[1] == 128); // B [N,K]: K-major boxes of 64 K x 128 rows
+  auto mlpTc = buildKernelSpecs(*biasRelu(bf16, 64, 11008, 4096, {false, true}), portable);
+  CHECK(mlpTc[0].gemm->bm == 64);
+  CHECK(mlpTc[0].gemm->why.find("so 64x64") != std::string::npos);
+  // TMA needs 16-byte rows: K = 61 for A [M,K] keeps mma.sync, and says so.
+  auto odd = buildKernelSpecs(*biasRelu(f16, 300, 512, 61), h100);
+  CHECK(odd[0].gemm->kernel == GemmKernel::TensorCore);
+  CHECK(odd[0].gemm->why.find("not wgmma: A's rows (61 elements)") != std::string::npos);
   // No bf16 mma.sync before sm_80; f32 stays exact (FFMA, no TF32).
   CHECK(buildKernelSpecs(*biasRelu(bf16, 4096, 512, 512), turing)[0].gemm->kernel ==
         GemmKernel::Simt);
@@ -56,7 +86,46 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
     CHECK(dec[0].launchConfig(256, 1).grid * dec[0].launchConfig(256, 1).gridY >= 2 * 132 - 8);
   }
   CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
+        GemmKernel::Wgmma);
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), portable)[0].gemm->kernel ==
         GemmKernel::TensorCore);
+}
+
+TEST_CASE("Architecture names: sm_90a is arch-specific, sm_90 portable, others refused",
+          "[codegen][gemm]") {
+  CHECK(parseArch("sm_90a").archSpecific);
+  CHECK(parseArch("sm_90a").sm == 90);
+  CHECK_FALSE(parseArch("sm_90").archSpecific);
+  CHECK(parseArch("sm_80").sm == 80);
+  CHECK(compileArch(parseArch("sm_80")) == "sm_80");
+  for (const char *bad : {"sm_", "90", "sm_9x", "sm_80a", "sm_a", "sm_123456"})
+    CHECK_THROWS_WITH(parseArch(bad), Catch::Contains("--arch"));
+}
+
+TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's parameters",
+          "[codegen][gemm]") {
+  Graph g("batchedWg");
+  Value a = g.input("a", bf16, {2, 1, 40, 64});
+  Value b = g.input("b", bf16, {3, 64, 24});
+  g.output(relu(matmul(a, b)));
+  fuseGraph(g);
+  auto specs = buildKernelSpecs(g, Target{90, 132});
+  const GemmSpec &s = *specs[0].gemm;
+  REQUIRE(s.kernel == GemmKernel::Wgmma);
+  CHECK(s.tmaA.dims[0] == 64);
+  CHECK(s.tmaA.dims[1] == 40);
+  CHECK(s.tmaA.dims[2] == 2); // A's own two matrices, broadcast over B's three
+  CHECK(s.tmaA.strides[1] == 40 * 64 * 2);
+  CHECK(s.tmaB.dims[0] == 24);
+  CHECK(s.tmaB.dims[1] == 64);
+  CHECK(s.tmaB.dims[2] == 3);
+  std::string src = emitProgram(specs);
+  CHECK(src.find("const __grid_constant__ kf_tmap tmA, const __grid_constant__ kf_tmap tmB") !=
+        std::string::npos);
+  CHECK(src.find("(int)((unsigned long long)(z / 3u) * 1ull), (int)((unsigned long long)(z % 3u) "
+                 "* 1ull)") != std::string::npos);
+  CHECK(src.find("struct kf_wgmma<128>") != std::string::npos);
+  CHECK(src.find("struct kf_wgmma<256>") == std::string::npos); // only the widths in use
 }
 
 TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list",
@@ -101,7 +170,7 @@ TEST_CASE("GEMM: too many batches are refused clearly", "[codegen][gemm]") {
   CHECK_THROWS_WITH(buildKernelSpecs(g), Catch::Contains("70000 batches exceed the 65535"));
 }
 
-TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90", "[nvrtc][gemm]") {
+TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90a", "[nvrtc][gemm]") {
   // One program: each matmul is its own kernel (a matmul never fuses into another).
   Graph g("variants");
   struct V {
@@ -122,14 +191,26 @@ TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90", "[nvrt
   }
   fuseGraph(g);
   for (unsigned sm : {80u, 90u}) {
-    auto specs = buildKernelSpecs(g, {sm, 132});
+    Target target{sm, 132};
+    auto specs = buildKernelSpecs(g, target);
     REQUIRE(specs.size() == vs.size());
     unsigned kinds = 0;
     for (const KernelSpec &k : specs)
       kinds |= 1u << static_cast<unsigned>(k.gemm->kernel);
-    CHECK(kinds == 7u); // tensor core, FFMA and gemv all present
+    auto bit = [](GemmKernel k) { return 1u << static_cast<unsigned>(k); };
+    unsigned portable = bit(GemmKernel::TensorCore) | bit(GemmKernel::Simt) | bit(GemmKernel::Gemv);
+    // mma.sync, FFMA and gemv everywhere; on sm_90a also wgmma (bf16 M/N-major A and B,
+    // f16 K-major A and B).
+    CHECK(kinds == (sm == 90 ? portable | bit(GemmKernel::Wgmma) : portable));
     std::string src = emitProgram(specs);
-    runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_" + std::to_string(sm), true);
+    runtime::CompiledProgram p = runtime::nvrtcCompile(src, compileArch(target), true);
+    if (sm == 90) {
+      CHECK(p.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") !=
+            std::string::npos);
+      CHECK(p.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != std::string::npos);
+      CHECK(p.ptx.find("cp.async.bulk.tensor.3d.shared::cluster.global") != std::string::npos);
+      CHECK(p.ptx.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos);
+    }
     CHECK(p.cubin.compare(0, 4,
                           "\x7f"
                           "ELF") == 0);

@@ -1,0 +1,170 @@
+#include "codegen/WgmmaCodegen.h"
+
+#include <fmt/format.h>
+
+namespace kfuse::codegen {
+
+// Warp-specialised Hopper GEMM. Warpgroup 0 is the producer: one thread waits for a free
+// stage (its `empty` mbarrier), announces the stage's bytes on its `full` mbarrier and
+// issues the TMA copies (128-byte swizzle; out-of-range rows and columns arrive as zeros,
+// so M, N and K need not be tile multiples). Warpgroups 1..WGC are consumers of 64 rows each:
+// they wait on `full`, issue BK/16 wgmma m64nBNk16 from the two shared-memory descriptors,
+// wait for them and free the stage (one arrival per warp). K-major operands (A [M,K], B
+// [N,K]) are rows of 128 bytes, 8-row atoms 1024 bytes apart (SBO), k16 steps 32 bytes
+// along the row; M/N-major operands (A^T stored [K,M], B stored [K,N]) are boxes of 64
+// M/N columns x 64 K rows, 8 KB apart along M/N (LBO), 8-row atoms 1024 bytes apart along
+// K (SBO), k16 steps 2 KB, with the instruction's transpose bit set. The accumulators go
+// through the epilogue functor per element, in registers, before the only store of C.
+static const char *kCommon = R"(
+// ---- Hopper GEMM (sm_90a): TMA + mbarrier pipeline, wgmma, warp-specialised.
+struct __align__(64) kf_tmap { unsigned long long v[16]; }; // a CUtensorMap, by value
+static __device__ __forceinline__ void kf_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+static __device__ __forceinline__ void kf_mbar_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void kf_mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Returns once the phase of parity `parity` has completed.
+static __device__ __forceinline__ void kf_mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile("{\n.reg .pred p;\nKF_WAIT:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               "@!p bra KF_WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+// A box of the tensor map at element coordinates (c0 contiguous, c1 rows, c2 matrix),
+// completing on mbarrier `bar`.
+static __device__ __forceinline__ void kf_tma3(unsigned dst, const kf_tmap *map, int c0, int c1, int c2, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+               ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
+}
+static __device__ __forceinline__ void kf_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+static __device__ __forceinline__ void kf_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> static __device__ __forceinline__ void kf_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+// Shared-memory matrix descriptor: start, leading and stride byte offsets (16-byte units),
+// 128-byte swizzle.
+static __device__ __forceinline__ unsigned long long kf_wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+template <int BN> struct kf_wgmma;
+)";
+
+static const char *kKernel = R"(
+template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, class Epi>
+static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, int za, int zb,
+                                                  unsigned long long cbase, const Epi &epi) {
+  constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK;
+  constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
+  extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
+  const unsigned base = (kf_saddr(kf_wg_smem) + 1023u) & ~1023u; // swizzle atoms need 1 KB
+  const unsigned full = base + ST * STAGE, empty = full + 8 * ST;
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < ST; ++s) {
+      kf_mbar_init(full + 8 * s, 1);  // the producer's arrive, plus the stage's bytes
+      kf_mbar_init(empty + 8 * s, 4 * WGC); // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (wg == 0) {
+    if (WGC == 2) // 384 threads: give the consumers' accumulators the producer's registers
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (threadIdx.x == 0) {
+      for (int kt = 0; kt < KT; ++kt) {
+        const int s = kt % ST;
+        kf_mbar_wait(empty + 8 * s, ((kt / ST) & 1) ^ 1); // the first round finds them free
+        const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+        kf_mbar_expect(bar, STAGE);
+        if (!TA) {
+          kf_tma3(sa, tmA, kt * BK, m0, za, bar);
+        } else {
+#pragma unroll
+          for (int j = 0; j < WGC; ++j)
+            kf_tma3(sa + j * 8192, tmA, m0 + 64 * j, kt * BK, za, bar);
+        }
+        if (TB) {
+          kf_tma3(sb, tmB, kt * BK, n0, zb, bar);
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)
+            kf_tma3(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zb, bar);
+        }
+      }
+    }
+  } else {
+    if (WGC == 2)
+      asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int c = wg - 1;
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i)
+      acc[i] = 0.0f;
+    for (int kt = 0; kt < KT; ++kt) {
+      const int s = kt % ST;
+      kf_mbar_wait(full + 8 * s, (kt / ST) & 1);
+      const unsigned sa = base + s * STAGE + c * 8192, sb = base + s * STAGE + A_BYTES;
+      kf_wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        const unsigned long long da = kf_wg_desc(sa + (TA ? kk * 2048 : kk * 32), TA ? 8192 : 16, 1024);
+        const unsigned long long db = kf_wg_desc(sb + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024);
+        kf_wgmma<BN>::template run<DT, TA, TB>(acc, da, db);
+      }
+      kf_wg_commit();
+      kf_wg_wait<0>();
+      if (lane == 0)
+        kf_mbar_arrive(empty + 8 * s);
+    }
+    // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
+    // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+    const int w = (threadIdx.x / 32) % 4, g = lane / 4, t4 = lane % 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int m = m0 + c * 64 + w * 16 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
+        if (m < M && n < N)
+          epi(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
+      }
+  }
+}
+)";
+
+/// kf_wgmma<n>::run<DT, TA, TB>(d, descA, descB): one wgmma m64n<n>k16 with f32 accumulators
+/// d[0 .. n/2) (scale-d 1: D += A B), bf16 (DT 2) or f16 inputs, transpose bits TA/TB.
+static std::string wgmmaWrapper(unsigned n) {
+  unsigned regs = n / 2;
+  std::string list, outs;
+  for (unsigned i = 0; i < regs; ++i) {
+    list += fmt::format("{}%{}", i ? ", " : "", i);
+    outs += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
+  }
+  auto one = [&](const char *type) {
+    return fmt::format("asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{2}, 0;\\n"
+                       "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {{{3}}}, %{4}, %{5}, p, "
+                       "1, 1, %{6}, %{7};\\n}}\\n\"\n        : {8}\n        : \"l\"(da), "
+                       "\"l\"(db), \"r\"(1), \"n\"(TA), \"n\"(TB));",
+                       n, type, regs + 2, list, regs, regs + 1, regs + 3, regs + 4, outs);
+  };
+  return fmt::format(
+      "template <> struct kf_wgmma<{0}> {{\n"
+      "  template <int DT, int TA, int TB>\n"
+      "  static __device__ __forceinline__ void run(float *d, unsigned long long da, unsigned "
+      "long long db) {{\n"
+      "    if (DT == 2)\n      {1}\n    else\n      {2}\n  }}\n}};\n",
+      n, one("bf16"), one("f16"));
+}
+
+std::string wgmmaPrelude(const std::vector<unsigned> &widths) {
+  std::string out = kCommon;
+  for (unsigned n : widths)
+    out += wgmmaWrapper(n);
+  out += kKernel;
+  return out;
+}
+
+} // namespace kfuse::codegen
