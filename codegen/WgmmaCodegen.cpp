@@ -9,7 +9,8 @@ namespace kfuse::codegen {
 // issues the TMA copies (128-byte swizzle; out-of-range rows and columns arrive as zeros,
 // so M, N and K need not be tile multiples). Warpgroups 1..WGC are consumers of 64 rows each:
 // they wait on `full`, issue BK/16 wgmma m64nBNk16 from the two shared-memory descriptors,
-// wait for them and free the stage (one arrival per warp). K-major operands (A [M,K], B
+// and free the previous stage once its wgmma group is done (one arrival per warp), so one
+// group stays in flight. K-major operands (A [M,K], B
 // [N,K]) are rows of 128 bytes, 8-row atoms 1024 bytes apart (SBO), k16 steps 32 bytes
 // along the row; M/N-major operands (A^T stored [K,M], B stored [K,N]) are boxes of 64
 // M/N columns x 64 K rows, 8 KB apart along M/N (LBO), 8-row atoms 1024 bytes apart along
@@ -112,13 +113,17 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       for (int kk = 0; kk < BK / 16; ++kk) {
         const unsigned long long da = kf_wg_desc(sa + (TA ? kk * 2048 : kk * 32), TA ? 8192 : 16, 1024);
         const unsigned long long db = kf_wg_desc(sb + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024);
-        kf_wgmma<BN>::template run<DT, TA, TB>(acc, da, db);
+        // Transpose bits: 1 for an M/N-major operand (A^T stored [K,M]; B stored [K,N]).
+        kf_wgmma<BN>::template run<DT, TA, !TB>(acc, da, db);
       }
       kf_wg_commit();
-      kf_wg_wait<0>();
-      if (lane == 0)
-        kf_mbar_arrive(empty + 8 * s);
+      // Keep this stage's wgmma group in flight; the previous one has finished reading its
+      // stage, which goes back to the producer.
+      kf_wg_wait<1>();
+      if (kt > 0 && lane == 0)
+        kf_mbar_arrive(empty + 8 * ((kt + ST - 1) % ST));
     }
+    kf_wg_wait<0>();
     // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
     // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
     const int w = (threadIdx.x / 32) % 4, g = lane / 4, t4 = lane % 4;
@@ -135,7 +140,8 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
 )";
 
 /// kf_wgmma<n>::run<DT, TA, TB>(d, descA, descB): one wgmma m64n<n>k16 with f32 accumulators
-/// d[0 .. n/2) (scale-d 1: D += A B), bf16 (DT 2) or f16 inputs, transpose bits TA/TB.
+/// d[0 .. n/2) (scale-d 1: D += A B), bf16 (DT 2) or f16 inputs, transpose bits TA/TB (1:
+/// the operand is M- or N-major in shared memory, 0: K-major).
 static std::string wgmmaWrapper(unsigned n) {
   unsigned regs = n / 2;
   std::string list, outs;

@@ -408,10 +408,11 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
   struct Case {
     int64_t M, N, K;
   };
-  // Rows of 8-element multiples (TMA), otherwise off every tile: M/N/K below, at and past
-  // 64/128/256 and BK = 64, K from one k16 step to many stages round the ring.
-  std::vector<Case> cases = {{300, 200, 72},  {17, 8, 8},      {64, 136, 1000},  {65, 264, 16},
-                             {129, 520, 200}, {1000, 256, 64}, {256, 1024, 4096}};
+  // Rows of 8-element multiples (TMA: M too, for A^T stored [K,M]), otherwise off every
+  // tile: M/N/K below, at and past 64/128/256 and BK = 64, K from one k16 step to many
+  // rounds of the stage ring.
+  std::vector<Case> cases = {{304, 200, 72},  {24, 8, 8},      {64, 136, 1000},  {72, 264, 16},
+                             {136, 520, 200}, {1000, 256, 64}, {256, 1024, 4096}};
   int run = 0;
   for (const Case &c : cases)
     for (int tr = 0; tr < 4; ++tr) {
