@@ -3,7 +3,8 @@
 // (GpuHarness.h runAndCheck, the dtype tolerances of GPU.md), each both as given (one kernel
 // per op) and fused by fuseGraph. Every fourth graph gets NaN/Inf inputs. A mismatch is
 // shrunk (tests/unit/Shrink.h, predicate: runAndCheck still fails) and the .kf reproducer is
-// printed and saved under $KFUSE_REPRO_DIR (default /tmp/kfuse-repro).
+// printed and saved under $KFUSE_REPRO_DIR (default /tmp/kfuse-repro). Quick mode
+// (KFUSE_GPU_QUICK, GpuHarness.h): 40 graphs, with the same mix.
 #include "GpuHarness.h"
 
 #include "ir/Error.h"
@@ -40,7 +41,8 @@ TEST_CASE("GPU differential: 1,000 generated elementwise graphs, unfused and fus
   auto t0 = std::chrono::steady_clock::now();
   test::RandomGraphOptions o = test::elementwiseOptions();
   size_t graphs = 0, runs = 0, ops = 0, mismatches = 0;
-  for (uint64_t seed = 0; seed < 1000; ++seed) {
+  const uint64_t total = static_cast<uint64_t>(gputest::scaled(1000, 40));
+  for (uint64_t seed = 0; seed < total; ++seed) {
     // Mostly small tensors; every tenth graph has dims up to 200 so launches span many blocks.
     o.maxDim = seed % 10 == 9 ? 200 : 9;
     o.maxRank = seed % 10 == 9 ? 2 : 3;
@@ -75,6 +77,6 @@ TEST_CASE("GPU differential: 1,000 generated elementwise graphs, unfused and fus
   std::printf("GPU differential: %zu graphs, %zu ops, %zu runs (unfused + fused), %zu "
               "mismatches, %.1f s\n",
               graphs, ops, runs, mismatches, secs);
-  CHECK(graphs == 1000);
+  CHECK(graphs == total);
   CHECK(mismatches == 0);
 }

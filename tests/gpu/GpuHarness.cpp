@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <llvm/ADT/DenseMap.h>
 #include <random>
@@ -140,5 +141,15 @@ std::string runAndCheck(const Graph &g, uint64_t seed, bool specials) {
   }
   return "";
 }
+
+bool quickMode() {
+  static const bool quick = [] {
+    const char *v = std::getenv("KFUSE_GPU_QUICK");
+    return v && *v && std::string(v) != "0";
+  }();
+  return quick;
+}
+
+int64_t scaled(int64_t full, int64_t quick) { return quickMode() ? quick : full; }
 
 } // namespace kfuse::gputest

@@ -34,4 +34,12 @@ std::string compare(DType t, const HostTensor &got, const HostTensor &ref, doubl
 /// Returns "" on success.
 std::string runAndCheck(const Graph &g, uint64_t seed, bool specials);
 
+/// Quick mode, for running the suite under compute-sanitizer (tools/gpu_sanitize.sh), which
+/// is 10-100x slower: KFUSE_GPU_QUICK set to anything but "" or "0". Read here only, once.
+/// Every TEST_CASE still runs and checks the same things, on fewer random graphs and
+/// smaller tensors; a case that cannot shrink (2^31 + 7 elements) is skipped with a WARN.
+bool quickMode();
+/// `full` normally, `quick` in quick mode: the one way a test picks its counts and sizes.
+int64_t scaled(int64_t full, int64_t quick);
+
 } // namespace kfuse::gputest

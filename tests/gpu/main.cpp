@@ -1,5 +1,6 @@
 // GPU test binary: exits 77 (ctest's SKIP_RETURN_CODE) when no CUDA driver or device exists.
 #define CATCH_CONFIG_RUNNER
+#include "GpuHarness.h"
 #include "runtime/Driver.h"
 
 #include <catch2/catch.hpp>
@@ -14,5 +15,8 @@ int main(int argc, char **argv) {
   }
   std::fprintf(stderr, "kfuse_gpu_tests: %s (%s, %d SMs)\n", d->deviceName.c_str(),
                d->arch().c_str(), d->smCount);
+  if (kfuse::gputest::quickMode())
+    std::fprintf(stderr, "kfuse_gpu_tests: KFUSE_GPU_QUICK: quick mode (fewer random graphs, "
+                         "smaller tensors, the 2^31 + 7 element case skipped)\n");
   return Catch::Session().run(argc, argv);
 }

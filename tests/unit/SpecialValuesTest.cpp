@@ -4,7 +4,10 @@
 // gelu = x/2 (1 + erf(x/sqrt 2)), silu = x / (1 + exp(-x)), ...) and C/IEEE 754 for pow,
 // with the NaN rules of ARCHITECTURE.md: relu, max and min propagate NaN. Where PyTorch's
 // own paths disagree (max(-0, +0) depends on argument order and on vectorisation), kfuse
-// takes IEEE 754-2019 maximum/minimum: -0 < +0, so max(-0, +0) = +0 in either order.
+// takes IEEE 754-2019 maximum/minimum: -0 < +0, so max(-0, +0) = +0 in either order, and
+// relu(x) = maximum(x, +0), so relu(-0) = +0 (torch's CPU relu returns -0). The values that
+// differ from live PyTorch on purpose are listed with their reasons in
+// bench/probe/specials_vs_torch.cpp (bench/results/differential.md).
 // Also: rounding to f16/bf16 of -0, denormals, ties and overflow (ir/DType.h).
 #include "ir/DType.h"
 #include "ir/Interpreter.h"
