@@ -1,5 +1,6 @@
 #include "codegen/CudaCodegen.h"
 
+#include "codegen/DecodeGemm.h"
 #include "codegen/Emitter.h"
 #include "codegen/GemmCodegen.h"
 #include "ir/Error.h"
@@ -511,6 +512,8 @@ std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptio
     anyGemm = anyGemm || k.gemm.has_value();
   if (anyGemm)
     out += gemmPrelude(); // only programs with a matmul carry the GEMM templates
+  if (anyGemm)
+    out += decodeGemmPrelude(); // after gemmPrelude, whose helpers it uses
   for (const KernelSpec &k : specs) {
     Emitter ke;
     ke.blank();

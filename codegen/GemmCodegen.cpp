@@ -1,6 +1,7 @@
 #include "codegen/GemmCodegen.h"
 
 #include "codegen/CudaCodegen.h"
+#include "codegen/DecodeGemm.h"
 #include "codegen/Emitter.h"
 #include "ir/Error.h"
 
@@ -398,8 +399,8 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
          "{}_elem(({})i, acc, {}); }}",
          k.mangled, k.wide() ? "unsigned long long" : "unsigned", args);
   e.closeScope(";");
-  e.openScope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", s.threads(), k.mangled,
-              kernelPointerParams(k));
+  e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({})", s.threads(),
+              decodeKernelAttributes(s), k.mangled, kernelPointerParams(k));
   e.line("const unsigned z = blockIdx.z;");
   e.line("const {}_epi epi{{{}}};", k.mangled, args);
   std::string ta = s.transA ? "true" : "false", tb = s.transB ? "true" : "false";
@@ -421,6 +422,9 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
              ops);
     else
       e.line("kf_gemv_kn<{}, {}, {}, {}>({});", head, s.bn, s.threads(), k.mangled + "_epi", ops);
+    break;
+  case GemmKernel::Decode:
+    e.line("{}", decodeGemmCall(s, head, k.mangled + "_epi", ops));
     break;
   }
   e.closeScope();

@@ -1,5 +1,7 @@
 #include "codegen/GemmSpec.h"
 
+#include "codegen/DecodeGemm.h"
+
 #include "ir/Error.h"
 
 #include <algorithm>
@@ -15,11 +17,15 @@ const char *gemmKernelName(GemmKernel k) {
     return "simt-f32";
   case GemmKernel::Gemv:
     return "gemv";
+  case GemmKernel::Decode:
+    return "decode";
   }
   return "?";
 }
 
 size_t GemmSpec::sharedBytes() const {
+  if (kernel == GemmKernel::Decode)
+    return decodeSharedBytes(*this);
   if (kernel != GemmKernel::TensorCore)
     return 0;
   // Rows padded by 8 elements (16 bytes) so ldmatrix's eight row reads hit distinct banks.
@@ -37,6 +43,8 @@ std::string GemmSpec::describe() const {
     return fmt::format("simt f32 FFMA {}x{}x{}, {} threads", bm, bn, bk, threads());
   case GemmKernel::Gemv:
     return fmt::format("gemv {} columns per block, {} warps", bn, warpsN);
+  case GemmKernel::Decode:
+    return decodeDescribe(*this);
   }
   return "?";
 }
@@ -86,7 +94,9 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
   bool half = s.dtype != DType::F32;
   // Kernel choice only compares sizes: in double, so a huge (fuzzed) shape cannot overflow.
   double tiles128 = double((s.M + 127) / 128) * double((s.N + 127) / 128) * double(s.batch());
-  if (s.M <= 16) {
+  if (decodeApplies(s, target)) {
+    chooseDecode(s, target); // M <= 16, f16/bf16, sm >= 80: tensor cores (DecodeGemm.cpp)
+  } else if (s.M <= 16) {
     s.kernel = GemmKernel::Gemv;
     s.warpsN = 8;
     if (s.transB) {

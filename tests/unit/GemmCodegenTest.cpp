@@ -48,12 +48,14 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   auto fp = buildKernelSpecs(*biasRelu(f32, 300, 512, 512), h100);
   CHECK(fp[0].gemm->kernel == GemmKernel::Simt);
   CHECK(fp[0].gemm->why.find("no TF32") != std::string::npos);
-  // Small M: the weight-streaming gemv, for either layout of B.
+  // Small M in f32 (or f16/bf16 before sm_80): the weight-streaming gemv, either layout.
   for (bool tb : {false, true}) {
-    auto dec = buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), h100);
+    auto dec = buildKernelSpecs(*biasRelu(f32, 1, 8192, 8192, {false, tb}), h100);
     CHECK(dec[0].gemm->kernel == GemmKernel::Gemv);
     CHECK(dec[0].gemm->why.find("M=1 <= 16") != std::string::npos);
     CHECK(dec[0].launchConfig(256, 1).grid * dec[0].launchConfig(256, 1).gridY >= 2 * 132 - 8);
+    CHECK(buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), turing)[0].gemm->kernel ==
+          GemmKernel::Gemv);
   }
   CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
         GemmKernel::TensorCore);
@@ -87,7 +89,7 @@ TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list"
   CHECK(src.find("in2[(i) % 24u + ((i / 120u) % 3u) * 24u]") != std::string::npos);
   CHECK(src.find("in0 + ((unsigned long long)(z / 3u) * 200ull)") != std::string::npos);
   CHECK(src.find("in1 + ((unsigned long long)(z % 3u) * 960ull)") != std::string::npos);
-  CHECK(src.find("kf_gemv_kn<2, 5, 24, 40, false,") != std::string::npos);
+  CHECK(src.find("kf_gemm_decode<2, 5, 24, 40, false,") != std::string::npos);
   CHECK(emitProgram(buildKernelSpecs(g)) == src); // byte-for-byte stable
   // Elementwise-only programs do not carry the GEMM templates.
   Graph e("ew");
@@ -127,7 +129,7 @@ TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90", "[nvrt
     unsigned kinds = 0;
     for (const KernelSpec &k : specs)
       kinds |= 1u << static_cast<unsigned>(k.gemm->kernel);
-    CHECK(kinds == 7u); // tensor core, FFMA and gemv all present
+    CHECK(kinds == 15u); // tensor core, FFMA, gemv (f32) and decode (f16/bf16) all present
     std::string src = emitProgram(specs);
     runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_" + std::to_string(sm), true);
     CHECK(p.cubin.compare(0, 4,
