@@ -234,7 +234,8 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
 const char *decodeGemmPrelude() { return kDecodePrelude; }
 
 bool decodeApplies(const GemmSpec &s, const Target &target) {
-  return s.M <= 16 && s.dtype != DType::F32 && target.sm >= 80;
+  // M=0 (an empty result, never launched) keeps the gemv, whose template takes it.
+  return s.M >= 1 && s.M <= 16 && s.dtype != DType::F32 && target.sm >= 80;
 }
 
 /// Shared memory of one CTA: ST stages of A (16 x BK, or BK x 16 for A^T) and B (BK x BN,
