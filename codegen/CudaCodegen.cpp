@@ -1,5 +1,6 @@
 #include "codegen/CudaCodegen.h"
 
+#include "codegen/DecodeGemm.h"
 #include "codegen/Emitter.h"
 #include "codegen/GemmCodegen.h"
 #include "codegen/WgmmaCodegen.h"
@@ -521,6 +522,10 @@ std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptio
     std::sort(wgmmaWidths.begin(), wgmmaWidths.end());
     out += wgmmaPrelude(wgmmaWidths); // and only those with a Hopper GEMM its templates
   }
+  if (std::any_of(specs.begin(), specs.end(), [](const KernelSpec &k) {
+        return k.gemm && k.gemm->kernel == GemmKernel::Decode;
+      }))
+    out += decodeGemmPrelude(); // after gemmPrelude, whose helpers it uses
   for (const KernelSpec &k : specs) {
     Emitter ke;
     ke.blank();

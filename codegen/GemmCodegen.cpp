@@ -1,6 +1,7 @@
 #include "codegen/GemmCodegen.h"
 
 #include "codegen/CudaCodegen.h"
+#include "codegen/DecodeGemm.h"
 #include "codegen/Emitter.h"
 #include "ir/Error.h"
 
@@ -405,8 +406,8 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
                 "kf_tmap tmA, const __grid_constant__ kf_tmap tmB, {})",
                 s.threads(), k.mangled, kernelPointerParams(k));
   else
-    e.openScope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", s.threads(), k.mangled,
-                kernelPointerParams(k));
+    e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({})", s.threads(),
+                decodeKernelAttributes(s), k.mangled, kernelPointerParams(k));
   e.line("const unsigned z = blockIdx.z;");
   e.line("const {}_epi epi{{{}}};", k.mangled, args);
   std::string ta = s.transA ? "true" : "false", tb = s.transB ? "true" : "false";
@@ -434,6 +435,9 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
              ops);
     else
       e.line("kf_gemv_kn<{}, {}, {}, {}>({});", head, s.bn, s.threads(), k.mangled + "_epi", ops);
+    break;
+  case GemmKernel::Decode:
+    e.line("{}", decodeGemmCall(s, head, k.mangled + "_epi", ops));
     break;
   }
   e.closeScope();

@@ -1,5 +1,7 @@
 #include "codegen/GemmSpec.h"
 
+#include "codegen/DecodeGemm.h"
+
 #include "ir/Error.h"
 
 #include <algorithm>
@@ -35,6 +37,8 @@ const char *gemmKernelName(GemmKernel k) {
     return "simt-f32";
   case GemmKernel::Gemv:
     return "gemv";
+  case GemmKernel::Decode:
+    return "decode";
   }
   return "?";
 }
@@ -42,6 +46,8 @@ const char *gemmKernelName(GemmKernel k) {
 size_t GemmSpec::sharedBytes() const {
   if (kernel == GemmKernel::Wgmma) // 1 KB to align the swizzled stages, then full/empty barriers
     return 1024 + size_t(stages) * (bm + bn) * bk * 2 + 16 * stages;
+  if (kernel == GemmKernel::Decode)
+    return decodeSharedBytes(*this);
   if (kernel != GemmKernel::TensorCore)
     return 0;
   // Rows padded by 8 elements (16 bytes) so ldmatrix's eight row reads hit distinct banks.
@@ -62,6 +68,8 @@ std::string GemmSpec::describe() const {
     return fmt::format("simt f32 FFMA {}x{}x{}, {} threads", bm, bn, bk, threads());
   case GemmKernel::Gemv:
     return fmt::format("gemv {} columns per block, {} warps", bn, warpsN);
+  case GemmKernel::Decode:
+    return decodeDescribe(*this);
   }
   return "?";
 }
@@ -152,7 +160,9 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
   bool half = s.dtype != DType::F32;
   // Kernel choice only compares sizes: in double, so a huge (fuzzed) shape cannot overflow.
   double tiles128 = double((s.M + 127) / 128) * double((s.N + 127) / 128) * double(s.batch());
-  if (s.M <= 16) {
+  if (decodeApplies(s, target)) {
+    chooseDecode(s, target); // M <= 16, f16/bf16, sm >= 80: tensor cores (DecodeGemm.cpp)
+  } else if (s.M <= 16) {
     s.kernel = GemmKernel::Gemv;
     s.warpsN = 8;
     if (s.transB) {

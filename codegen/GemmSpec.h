@@ -30,6 +30,7 @@ enum class GemmKernel : uint8_t {
   TensorCore, ///< mma.sync m16n8k16 (f16/bf16, f32 accumulation), cp.async multi-stage
   Simt,       ///< f32 FFMA tiles (exact f32, no TF32)
   Gemv,       ///< small M: streams the weights once with 16-byte loads
+  Decode,     ///< M <= 16, f16/bf16: mma.sync on one 16-row tile, K split over a cluster
 };
 const char *gemmKernelName(GemmKernel k);
 
@@ -56,6 +57,8 @@ struct GemmSpec {
   /// Tile: rows x cols of C per block, K per stage, pipeline stages, warps along M and N.
   /// Gemv: bn = columns per block, bk = unused; warpsN = warps per block.
   unsigned bm = 0, bn = 0, bk = 0, stages = 1, warpsM = 1, warpsN = 1;
+  /// Decode: K slices, one CTA each, of a thread-block cluster along grid y (1: no split).
+  unsigned ks = 1;
   std::string why; ///< one line: which kernel and why
   /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
   TmaOperand tmaA, tmaB;

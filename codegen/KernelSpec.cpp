@@ -65,6 +65,8 @@ LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const 
     c.block = s.threads();
     c.grid = ceilDiv(s.N, s.bn);
     c.gridY = s.kernel == GemmKernel::Gemv ? 1 : ceilDiv(s.M, s.bm);
+    if (s.kernel == GemmKernel::Decode) // y: the K slices, one cluster (gridY == cluster size)
+      c.gridY = s.ks;
     c.gridZ = static_cast<unsigned>(s.batch());
     c.sharedBytes = static_cast<unsigned>(s.sharedBytes());
     return c;

@@ -1,8 +1,9 @@
-// Generated GEMM kernels (tensor-core, f32 FFMA, small-M gemv) with fused epilogues on a
-// real GPU against float64 references: the interpreter on random shapes (M = 1, 3, 127,
-// 4097, N and K off the tiles, transposes, broadcast batches, bias/residual epilogues,
-// every dtype), a CUDA graph replay, and every example graph (sampled elements evaluated
-// point by point in float64 where the graph is too big for the interpreter).
+// Generated GEMM kernels (tensor-core, f32 FFMA, small-M gemv and tensor-core decode) with
+// fused epilogues on a real GPU against float64 references: the interpreter on random
+// shapes (M = 1, 3, 127, 4097, N and K off the tiles, transposes, broadcast batches,
+// bias/residual epilogues, every dtype), the decode kernel for M = 1..16 with its cluster
+// K split, a CUDA graph replay, and every example graph (sampled elements evaluated point
+// by point in float64 where the graph is too big for the interpreter).
 #include "GpuHarness.h"
 
 #include "ir/Builder.h"
@@ -371,6 +372,76 @@ TEST_CASE("GEMM: random shapes, transposes, dtypes and epilogues against the int
       INFO(dtypeName(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K
                         << " transA=" << attrs.transA << " transB=" << attrs.transB << " epilogue="
                         << epiName(epi) << " kernel " << r.specs[0].gemm->describe());
+      CHECK(checkWithInterpreter(*g, r) == "");
+    }
+}
+
+TEST_CASE("GEMM: the decode kernel (M <= 16, f16/bf16) on odd shapes, both layouts of B",
+          "[gpu][gemm][decode]") {
+  // Shapes by what they exercise: N=200, K=1000: 16-byte copies (both layouts), 8 k tiles,
+  // a K split over an 8-CTA cluster on sm_90; N=77, K=9: scalar loads for A and B in every
+  // layout, one k tile, no split; N=520, K=4104: 33 k tiles over a 7-CTA cluster (the last
+  // rank gets 3 of 5), N off the 64-column tile.
+  struct Shape2 {
+    int64_t N, K;
+  };
+  std::vector<Shape2> shapes = {{200, 1000}, {77, 9}, {520, 4104}};
+  Driver &d = Driver::require();
+  int run = 0;
+  for (int64_t M : {1, 2, 3, 7, 8, 15, 16})
+    for (size_t si = 0; si < shapes.size(); ++si)
+      for (bool tb : {false, true})
+        for (int ti = 0; ti < 2; ++ti) {
+          DType t = ti == 0 ? DType::F16 : DType::BF16;
+          // trans_a follows the dtype and the epilogue follows trans_b, both flipping with
+          // M + shape: every pair of each appears.
+          bool ta = (M + int64_t(si) + ti) % 2 == 1;
+          Epi epi = (M + int64_t(si) + tb) % 2 == 0 ? Epi::BiasRelu : Epi::ResidualGelu;
+          int64_t N = shapes[si].N, K = shapes[si].K;
+          Shape sa = ta ? Shape{K, M} : Shape{M, K};
+          Shape sb = tb ? Shape{N, K} : Shape{K, N};
+          auto g = gemmGraph(t, sa, sb, {ta, tb}, epi);
+          RunResult r = runOnGpu(*g, 3000 + run++);
+          REQUIRE(r.specs.size() == 1);
+          REQUIRE(r.specs[0].gemm);
+          INFO(dtypeName(t) << " M=" << M << " N=" << N << " K=" << K << " transA=" << ta
+                            << " transB=" << tb << " epilogue=" << epiName(epi) << " kernel "
+                            << r.specs[0].gemm->describe());
+          if (d.ccMajor >= 8)
+            CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Decode);
+          CHECK(checkWithInterpreter(*g, r) == "");
+        }
+}
+
+TEST_CASE("GEMM: the decode kernel on the benchmark shapes and batched (clusters along K)",
+          "[gpu][gemm][decode]") {
+  Driver &d = Driver::require();
+  int run = 0;
+  // [1 or 16, 8192] x [8192, 8192] + bias + relu (a 2-CTA cluster on 132 SMs), sampled.
+  for (int64_t M : {1, 16})
+    for (bool tb : {false, true}) {
+      int64_t N = 8192, K = 8192;
+      auto g = gemmGraph(DType::BF16, {M, K}, tb ? Shape{N, K} : Shape{K, N}, {false, tb},
+                         Epi::BiasRelu);
+      RunResult r = runOnGpu(*g, 4000 + run++);
+      REQUIRE(r.specs[0].gemm);
+      INFO("M=" << M << " transB=" << tb << " " << r.specs[0].gemm->describe());
+      if (d.ccMajor >= 9)
+        CHECK(r.specs[0].gemm->ks > 1);
+      CHECK(checkSampled(*g, r, 2000, 4100 + run) == "");
+    }
+  // Batches on grid z beside the cluster on y: a [2,1,M,K] x b [3,K,N] (or [3,N,K]) with a
+  // residual epilogue, and a broadcast bias.
+  for (int64_t M : {3, 16})
+    for (bool tb : {false, true}) {
+      int64_t N = 200, K = 1000;
+      auto g = gemmGraph(DType::BF16, {2, 1, M, K}, tb ? Shape{3, N, K} : Shape{3, K, N},
+                         {false, tb}, M == 3 ? Epi::ResidualGelu : Epi::BiasRelu);
+      RunResult r = runOnGpu(*g, 4200 + run++);
+      REQUIRE(r.specs[0].gemm);
+      INFO("batched M=" << M << " transB=" << tb << " " << r.specs[0].gemm->describe());
+      if (d.ccMajor >= 8)
+        CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Decode);
       CHECK(checkWithInterpreter(*g, r) == "");
     }
 }

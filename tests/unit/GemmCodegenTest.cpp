@@ -78,12 +78,14 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   auto fp = buildKernelSpecs(*biasRelu(f32, 300, 512, 512), h100);
   CHECK(fp[0].gemm->kernel == GemmKernel::Simt);
   CHECK(fp[0].gemm->why.find("no TF32") != std::string::npos);
-  // Small M: the weight-streaming gemv, for either layout of B.
+  // Small M in f32 (or f16/bf16 before sm_80): the weight-streaming gemv, either layout.
   for (bool tb : {false, true}) {
-    auto dec = buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), h100);
+    auto dec = buildKernelSpecs(*biasRelu(f32, 1, 8192, 8192, {false, tb}), h100);
     CHECK(dec[0].gemm->kernel == GemmKernel::Gemv);
     CHECK(dec[0].gemm->why.find("M=1 <= 16") != std::string::npos);
     CHECK(dec[0].launchConfig(256, 1).grid * dec[0].launchConfig(256, 1).gridY >= 2 * 132 - 8);
+    CHECK(buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), turing)[0].gemm->kernel ==
+          GemmKernel::Gemv);
   }
   CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
         GemmKernel::Wgmma);
@@ -128,6 +130,63 @@ TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's param
   CHECK(src.find("struct kf_wgmma<256>") == std::string::npos); // only the widths in use
 }
 
+TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster on sm_90",
+          "[codegen][gemm]") {
+  Target h100{90, 132}, a100{80, 108};
+  for (int64_t M = 1; M <= 16; ++M)
+    for (bool tb : {false, true}) {
+      INFO("M=" << M << " trans_b=" << tb);
+      auto k = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8192, {false, tb}), h100);
+      REQUIRE(k[0].gemm);
+      const GemmSpec &s = *k[0].gemm;
+      CHECK(s.kernel == GemmKernel::Decode);
+      CHECK(s.bm == 16);
+      CHECK(s.bn == 64);
+      CHECK(s.bk == 128);
+      CHECK(s.stages == 4);
+      CHECK(s.threads() == 128);
+      CHECK(s.ks == 2); // 128 column tiles x 2 = 256 CTAs for 2 x 132 slots
+      CHECK(s.why.find(fmt::format("M={} <= 16", M)) != std::string::npos);
+      CHECK(s.why.find("256 CTAs for 264 slots") != std::string::npos);
+      CHECK(s.describe().find("K split over a 2-CTA cluster") != std::string::npos);
+      LaunchConfig c = k[0].launchConfig(256, 1);
+      CHECK(c.grid == 128);
+      CHECK(c.gridY == 2); // the cluster: grid y == cluster size
+      CHECK(c.gridZ == 1);
+      CHECK(c.block == 128);
+      // 4 stages of A (16 x 136) and B (128 x 72, or 64 x 136 for [N,K]), 2 bytes each;
+      // two CTAs fit an SM's 228 KB.
+      CHECK(c.sharedBytes == 4 * (16 * 136 + (tb ? 64 * 136 : 128 * 72)) * 2);
+      CHECK(2 * c.sharedBytes <= 227 * 1024);
+      std::string src = emitProgram(k);
+      CHECK(src.find("__cluster_dims__(1, 2, 1)") != std::string::npos);
+      CHECK(src.find(fmt::format("kf_gemm_decode<2, {}, 8192, 8192, false, {}, 64, 128, 4, 4, 2,",
+                                 M, tb ? "true" : "false")) != std::string::npos);
+      // sm_80: no clusters, so no K split, 3 stages (two CTAs in an A100 SM's 164 KB).
+      auto k80 = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8192, {false, tb}), a100);
+      CHECK(k80[0].gemm->kernel == GemmKernel::Decode);
+      CHECK(k80[0].gemm->ks == 1);
+      CHECK(k80[0].gemm->stages == 3);
+      CHECK(k80[0].launchConfig(256, 1).gridY == 1);
+      CHECK(k80[0].gemm->why.find("no thread-block clusters before sm_90") != std::string::npos);
+      CHECK(emitProgram(k80).find("__cluster_dims__") == std::string::npos);
+    }
+  // f16 too; the cluster size follows the grid: 4096 columns give 64 tiles, so KS=4.
+  auto h = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4096, {false, true}), h100);
+  CHECK(h[0].gemm->kernel == GemmKernel::Decode);
+  CHECK(h[0].gemm->ks == 4);
+  // Small K: no rank may be left without a k tile (K=9: one tile, so no split).
+  auto small = buildKernelSpecs(*biasRelu(bf16, 3, 200, 9), h100);
+  CHECK(small[0].gemm->kernel == GemmKernel::Decode);
+  CHECK(small[0].gemm->ks == 1);
+  CHECK(emitProgram(small).find("__cluster_dims__") == std::string::npos);
+  // M=17 is the tile kernels' (wgmma on sm_90a); f32 stays on the exact gemv.
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
+        GemmKernel::Wgmma);
+  CHECK(buildKernelSpecs(*biasRelu(f32, 16, 8192, 8192), h100)[0].gemm->kernel ==
+        GemmKernel::Gemv);
+}
+
 TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list",
           "[codegen][gemm]") {
   Graph g("batched");
@@ -156,7 +215,7 @@ TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list"
   CHECK(src.find("in2[(i) % 24u + ((i / 120u) % 3u) * 24u]") != std::string::npos);
   CHECK(src.find("in0 + ((unsigned long long)(z / 3u) * 200ull)") != std::string::npos);
   CHECK(src.find("in1 + ((unsigned long long)(z % 3u) * 960ull)") != std::string::npos);
-  CHECK(src.find("kf_gemv_kn<2, 5, 24, 40, false,") != std::string::npos);
+  CHECK(src.find("kf_gemm_decode<2, 5, 24, 40, false,") != std::string::npos);
   CHECK(emitProgram(buildKernelSpecs(g)) == src); // byte-for-byte stable
   // Elementwise-only programs do not carry the GEMM templates.
   Graph e("ew");
@@ -198,9 +257,10 @@ TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90a", "[nvr
     for (const KernelSpec &k : specs)
       kinds |= 1u << static_cast<unsigned>(k.gemm->kernel);
     auto bit = [](GemmKernel k) { return 1u << static_cast<unsigned>(k); };
-    unsigned portable = bit(GemmKernel::TensorCore) | bit(GemmKernel::Simt) | bit(GemmKernel::Gemv);
-    // mma.sync, FFMA and gemv everywhere; on sm_90a also wgmma (bf16 M/N-major A and B,
-    // f16 K-major A and B).
+    unsigned portable = bit(GemmKernel::TensorCore) | bit(GemmKernel::Simt) |
+                        bit(GemmKernel::Gemv) | bit(GemmKernel::Decode);
+    // mma.sync, FFMA, gemv (f32) and decode (f16/bf16) everywhere; on sm_90a also wgmma
+    // (bf16 M/N-major A and B, f16 K-major A and B).
     CHECK(kinds == (sm == 90 ? portable | bit(GemmKernel::Wgmma) : portable));
     std::string src = emitProgram(specs);
     runtime::CompiledProgram p = runtime::nvrtcCompile(src, compileArch(target), true);
@@ -220,5 +280,57 @@ TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90a", "[nvr
     CHECK(p.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
     CHECK(p.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
     CHECK(p.ptx.find("cp.async.cg.shared.global") != std::string::npos);
+  }
+}
+
+TEST_CASE("NVRTC compiles decode GEMM variants: clusters and DSMEM on sm_90, none on sm_80",
+          "[nvrtc][gemm]") {
+  Graph g("decode_variants");
+  struct V {
+    DType t;
+    int64_t M, N, K;
+    bool ta, tb;
+  };
+  // Tile-multiple and odd N/K (200, 1000, 9), M across 1..16, every transpose pair, and the
+  // benchmark shapes (the K split over a cluster on sm_90).
+  std::vector<V> vs = {{bf16, 1, 8192, 8192, false, false}, {bf16, 16, 8192, 8192, false, true},
+                       {f16, 3, 200, 1000, true, false},    {bf16, 7, 200, 9, false, true},
+                       {f16, 8, 200, 1000, true, true},     {bf16, 15, 203, 1000, false, false},
+                       {f16, 16, 64, 72, true, false},      {bf16, 2, 77, 9, true, true}};
+  for (size_t i = 0; i < vs.size(); ++i) {
+    const V &v = vs[i];
+    Value a = g.input(fmt::format("a{}", i), v.t, v.ta ? Shape{v.K, v.M} : Shape{v.M, v.K});
+    Value b = g.input(fmt::format("b{}", i), v.t, v.tb ? Shape{v.N, v.K} : Shape{v.K, v.N});
+    g.output(relu(matmul(a, b, {v.ta, v.tb}) + g.input(fmt::format("bias{}", i), v.t, {v.N})));
+  }
+  fuseGraph(g);
+  for (unsigned sm : {80u, 90u}) {
+    INFO("sm_" << sm);
+    auto specs = buildKernelSpecs(g, {sm, 132});
+    REQUIRE(specs.size() == vs.size());
+    unsigned split = 0;
+    for (const KernelSpec &k : specs) {
+      CHECK(k.gemm->kernel == GemmKernel::Decode);
+      split += k.gemm->ks > 1;
+    }
+    CHECK((sm >= 90 ? split >= 2 : split == 0));
+    std::string src = emitProgram(specs);
+    runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_" + std::to_string(sm), true);
+    CHECK(p.cubin.compare(0, 4,
+                          "\x7f"
+                          "ELF") == 0);
+    for (const KernelSpec &k : specs)
+      CHECK(p.ptx.find(".entry " + k.mangled) != std::string::npos);
+    CHECK(p.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+    CHECK(p.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
+    CHECK(p.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
+    CHECK(p.ptx.find("cp.async.cg.shared.global") != std::string::npos);
+    bool cluster = sm >= 90;
+    CHECK((p.ptx.find(".reqnctapercluster 1, 2, 1") != std::string::npos) == cluster);
+    CHECK((p.ptx.find("mapa.shared::cluster.u32") != std::string::npos) == cluster);
+    CHECK((p.ptx.find("ld.shared::cluster.f32") != std::string::npos) == cluster);
+    CHECK((p.ptx.find("barrier.cluster.arrive.release.aligned") != std::string::npos) == cluster);
+    CHECK((p.ptx.find("barrier.cluster.wait.acquire.aligned") != std::string::npos) == cluster);
+    CHECK((p.ptx.find("%cluster_ctarank") != std::string::npos) == cluster);
   }
 }

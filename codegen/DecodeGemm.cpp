@@ -1,0 +1,319 @@
+#include "codegen/DecodeGemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace kfuse::codegen {
+
+static const char *kDecodePrelude = R"(
+// ---- Small-M (decode) tensor-core GEMM: C[M <= 16, N] = A[M, K] B[K, N] (+ epilogue).
+// Grid: x = BN-column tiles of C, y = KS slices of K (one thread-block cluster of KS CTAs
+// along y when KS > 1, sm_90 only), z = batch. Each CTA streams its BK x BN weight tiles
+// exactly once through an ST-stage cp.async ring, A's M x BK slice (tiny, from L2) beside
+// them; its WARPS warps split each stage's BK into k16 steps and keep f32 accumulators for
+// all BN columns: ldmatrix A (the 16-row fragment's rows >= M are zeros, never loaded) and
+// B (.trans for B as [K, N]), mma.sync m16n8k16. The warps' partials meet in shared memory,
+// the cluster's through distributed shared memory: rank r sums a 1/KS share of the M x BN
+// results over every rank (in rank order: deterministic) and applies the epilogue to each
+// exactly once. No global workspace, no atomics.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define KF_CLUSTER 1
+#endif
+static __device__ __forceinline__ unsigned kf_cluster_rank() {
+#ifdef KF_CLUSTER
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+#else
+  return 0;
+#endif
+}
+// All threads of all CTAs of the cluster: shared-memory writes before it are visible to
+// distributed shared-memory reads after it, in any CTA of the cluster.
+static __device__ __forceinline__ void kf_cluster_sync() {
+#ifdef KF_CLUSTER
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+// The same barrier without memory ordering (the arrive is relaxed).
+static __device__ __forceinline__ void kf_cluster_sync_relaxed() {
+#ifdef KF_CLUSTER
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+// The shared::cluster address of `p` (a shared-memory variable) in CTA `rank` of the cluster.
+static __device__ __forceinline__ unsigned kf_cluster_addr(const void *p, unsigned rank) {
+#ifdef KF_CLUSTER
+  unsigned a;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(a) : "r"(kf_saddr(p)), "r"(rank));
+  return a;
+#else
+  __trap();
+  return 0;
+#endif
+}
+static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
+#ifdef KF_CLUSTER
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
+  return v;
+#else
+  __trap();
+  return 0.0f;
+#endif
+}
+
+// kf_tile_load with a compile-time trip count (fully unrolled: a stage's 16-byte copies
+// issue back to back): R x C of a row-major R_ALL x C_ALL operand at (r0, c0) into shared
+// memory with rows padded to LD; 16-byte cp.async when C_ALL % 8 == 0 (every row start
+// aligned), else 8 predicated scalar loads per chunk. Out of range reads as 0.
+template <int R, int C, int LD, int R_ALL, int C_ALL, int THREADS>
+static __device__ __forceinline__ void kf_dec_tile(unsigned short *dst, const unsigned short *__restrict__ src, int r0, int c0) {
+  constexpr int CH = R * C / 8, IT = (CH + THREADS - 1) / THREADS;
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    const int c = it * THREADS + (int)threadIdx.x;
+    if (CH % THREADS != 0 && c >= CH)
+      break;
+    const int r = c / (C / 8), c8 = (c % (C / 8)) * 8;
+    const int gr = r0 + r, gc = c0 + c8;
+    unsigned short *d = dst + r * LD + c8;
+    const unsigned short *s = src + (unsigned long long)gr * C_ALL + gc;
+    if (C_ALL % 8 == 0) {
+      const bool ok = gr < R_ALL && gc < C_ALL;
+      kf_cp16(kf_saddr(d), ok ? s : src, ok);
+    } else {
+      unsigned short v[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        v[j] = (gr < R_ALL && gc + j < C_ALL) ? s[j] : (unsigned short)0;
+      *reinterpret_cast<uint4 *>(d) = *reinterpret_cast<const uint4 *>(v);
+    }
+  }
+}
+
+template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, class Epi>
+static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__restrict__ A, const unsigned short *__restrict__ B,
+                                                      unsigned long long cbase, const Epi &epi) {
+  constexpr int THREADS = 32 * WARPS, NI = BN / 8, KSW = BK / 16 / WARPS;
+  static_assert(M >= 1 && M <= 16 && BN % 16 == 0 && BK % (16 * WARPS) == 0 && KS >= 1 && ST >= 2, "decode tile");
+  constexpr int MC = (M + 7) / 8 * 8; // A^T: its M columns rounded up to whole 8-element chunks
+  constexpr int A_R = TA ? BK : 16, A_C = TA ? 16 : BK, A_LD = A_C + 8;
+  constexpr int B_R = TB ? BN : BK, B_C = TB ? BK : BN, B_LD = B_C + 8;
+  constexpr int A_ST = A_R * A_LD, B_ST = B_R * B_LD;
+  constexpr int KT = (K + BK - 1) / BK, KTC = (KT + KS - 1) / KS, E = M * BN;
+  static_assert(WARPS * E * 4 <= ST * (A_ST + B_ST) * 2, "the partial sums reuse the ring");
+  extern __shared__ __align__(16) unsigned short kf_smem[];
+  unsigned short *sA = kf_smem, *sB = kf_smem + ST * A_ST;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int n0 = blockIdx.x * BN;
+  const int rank = KS > 1 ? (int)kf_cluster_rank() : 0;
+  const int kt0 = rank * KTC, nt = min(KT, kt0 + KTC) - kt0; // this CTA's k tiles
+  // The fragment rows >= M (A^T: whole chunks of columns >= M) are never loaded: zero them
+  // once in every stage. No overlap with what the loads write, so no barrier before them.
+  if (TA) {
+    if (MC < 16)
+      for (int r = tid; r < ST * BK; r += THREADS)
+        *reinterpret_cast<uint4 *>(sA + r * A_LD + 8) = make_uint4(0, 0, 0, 0);
+  } else {
+    constexpr int Z = (16 - M) * A_LD / 8; // 16-byte chunks per stage
+    for (int i = tid; i < ST * Z; i += THREADS)
+      *reinterpret_cast<uint4 *>(sA + (i / Z) * A_ST + M * A_LD + (i % Z) * 8) = make_uint4(0, 0, 0, 0);
+  }
+  auto load = [&](int s, int kt) {
+    const int k0 = kt * BK;
+    if (TA)
+      kf_dec_tile<BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
+    else
+      kf_dec_tile<M, BK, A_LD, M, K, THREADS>(sA + s * A_ST, A, 0, k0);
+    if (TB)
+      kf_dec_tile<BN, BK, B_LD, N, K, THREADS>(sB + s * B_ST, B, n0, k0);
+    else
+      kf_dec_tile<BK, BN, B_LD, K, N, THREADS>(sB + s * B_ST, B, k0, n0);
+  };
+  float acc[NI][4];
+#pragma unroll
+  for (int j = 0; j < NI; ++j)
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      acc[j][q] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < ST - 1; ++s) {
+    if (s < nt)
+      load(s, kt0 + s);
+    kf_cp_commit();
+  }
+  const int mat = lane / 8, r8 = lane % 8;
+  for (int i = 0; i < nt; ++i) {
+    kf_cp_wait<ST - 2>();
+    __syncthreads(); // tile i landed for all; every warp is done with tile i-1's stage
+    if (i + ST - 1 < nt)
+      load((i + ST - 1) % ST, kt0 + i + ST - 1);
+    kf_cp_commit();
+    const unsigned short *a = sA + (i % ST) * A_ST, *b = sB + (i % ST) * B_ST;
+#pragma unroll
+    for (int w = 0; w < KSW; ++w) {
+      const int kk = (w * WARPS + warp) * 16;
+      unsigned af[4], bf[NI][2];
+      if (TA)
+        kf_ldm4t(af, kf_saddr(a + (kk + (mat >> 1) * 8 + r8) * A_LD + (mat & 1) * 8));
+      else
+        kf_ldm4(af, kf_saddr(a + ((mat & 1) * 8 + r8) * A_LD + kk + (mat >> 1) * 8));
+#pragma unroll
+      for (int j = 0; j < NI; j += 2) {
+        unsigned r[4];
+        if (TB)
+          kf_ldm4(r, kf_saddr(b + (j * 8 + (mat >> 1) * 8 + r8) * B_LD + kk + (mat & 1) * 8));
+        else
+          kf_ldm4t(r, kf_saddr(b + (kk + (mat & 1) * 8 + r8) * B_LD + j * 8 + (mat >> 1) * 8));
+        bf[j][0] = r[0];
+        bf[j][1] = r[1];
+        bf[j + 1][0] = r[2];
+        bf[j + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+        kf_mma<DT>(acc[j], af, bf[j]);
+    }
+  }
+  kf_cp_wait<0>();
+  __syncthreads(); // every warp is done with the ring: it now holds the partial sums
+  float *red = reinterpret_cast<float *>(kf_smem); // [WARPS][M][BN]
+  const int g = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int j = 0; j < NI; ++j)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int m = g + (q >> 1) * 8;
+      if (m < M)
+        red[(warp * M + m) * BN + j * 8 + t4 * 2 + (q & 1)] = acc[j][q];
+    }
+  __syncthreads();
+  for (int e = tid; e < E; e += THREADS) {
+    float v = red[e];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+      v += red[w * E + e];
+    if (KS == 1) {
+      const int n = n0 + e % BN;
+      if (n < N)
+        epi(cbase + (unsigned long long)(e / BN) * N + n, v);
+    } else {
+      red[e] = v; // this CTA's partial; only its owner thread reads and writes red[e < E]
+    }
+  }
+  if (KS > 1) {
+    kf_cluster_sync(); // every rank's partial is complete and visible to the cluster
+    constexpr int EPR = (E + KS - 1) / KS;
+    const int e1 = min(E, (rank + 1) * EPR);
+    unsigned base[KS];
+#pragma unroll
+    for (int q = 0; q < KS; ++q)
+      base[q] = kf_cluster_addr(red, q);
+    for (int e = rank * EPR + tid; e < e1; e += THREADS) {
+      float v = 0.0f;
+#pragma unroll
+      for (int q = 0; q < KS; ++q)
+        v += kf_ld_cluster_f32(base[q] + 4u * e);
+      const int n = n0 + e % BN;
+      if (n < N)
+        epi(cbase + (unsigned long long)(e / BN) * N + n, v);
+    }
+    // No CTA exits (freeing its shared memory) while others still read it. The reads are
+    // complete (their values are used above), so the arrive needs no release.
+    kf_cluster_sync_relaxed();
+  }
+}
+)";
+
+const char *decodeGemmPrelude() { return kDecodePrelude; }
+
+bool decodeApplies(const GemmSpec &s, const Target &target) {
+  // M=0 (an empty result, never launched) keeps the gemv, whose template takes it.
+  return s.M >= 1 && s.M <= 16 && s.dtype != DType::F32 && target.sm >= 80;
+}
+
+/// Shared memory of one CTA: ST stages of A (16 x BK, or BK x 16 for A^T) and B (BK x BN,
+/// or BN x BK for trans_b), rows padded by 8 elements for conflict-free ldmatrix.
+size_t decodeSharedBytes(const GemmSpec &s) {
+  size_t a = s.transA ? size_t(s.bk) * (16 + 8) : size_t(16) * (s.bk + 8);
+  size_t b = s.transB ? size_t(s.bn) * (s.bk + 8) : size_t(s.bk) * (s.bn + 8);
+  return s.stages * (a + b) * 2;
+}
+
+std::string decodeDescribe(const GemmSpec &s) {
+  return fmt::format("decode tensor-core mma.sync {}x{}x{}, {}, {} stages, {} warps", s.bm, s.bn,
+                     s.bk, s.ks > 1 ? fmt::format("K split over a {}-CTA cluster", s.ks)
+                                    : std::string("no K split"),
+                     s.stages, s.warpsN);
+}
+
+void chooseDecode(GemmSpec &s, const Target &target) {
+  // The tile: all 16 fragment rows (rows >= M are zeros: M=16 costs what M=1 does, since
+  // the weights dominate the bytes and mma.sync has compute to spare), 64 columns, 128 of K
+  // per stage: 16 KB of weights per stage, in 128-byte ([K, N]) or 256-byte ([N, K])
+  // contiguous rows. 4 warps split each stage's K (two k16 steps each) and keep all 64
+  // columns' accumulators (32 registers), reusing every A fragment for 8 mma.
+  s.kernel = GemmKernel::Decode;
+  s.bm = 16;
+  s.bn = 64;
+  s.bk = 128;
+  s.warpsM = 1;
+  s.warpsN = 4;
+  // 4 stages on sm_90 (~89-96 KB: two CTAs in an SM's 228 KB, 3 x 16 KB = 48 KB of weights
+  // in flight per CTA, 96 KB per SM, well above the ~25 KB per SM that Little's law asks
+  // for at ~4 TB/s and ~0.8 us); 3 below (two CTAs in an A100's 164 KB; one fits the
+  // 99 KB of sm_86/89).
+  s.stages = target.sm >= 90 ? 4 : 3;
+  const double perSM = 2, slots = perSM * double(target.smCount);
+  const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
+  const double kt = std::ceil(double(s.K) / s.bk);
+  // Memory-bound: what matters is that every wave of CTAs is (nearly) full, so pick the
+  // cluster size KS (K slices) whose CTA count fills the most of its last wave: efficiency
+  // = waves / ceil(waves). A larger KS must beat a smaller one by 2% (each slice adds a
+  // pipeline fill and a partial-sum exchange) and must leave no rank without a k tile.
+  // Clusters (distributed shared memory) exist from sm_90; at most 8 CTAs (portable size).
+  // [1 or 16, 8192] x [8192, 8192] on 132 SMs: 128 column tiles; KS=1 is 0.48 waves, KS=2
+  // 256 CTAs for 264 slots = 0.97 (KS=4 and 6 are no better): one wave, 4096 of K each.
+  auto efficiency = [&](double ks) {
+    double w = units * ks / slots;
+    return w / std::ceil(w);
+  };
+  s.ks = 1;
+  double best = efficiency(1);
+  for (unsigned ks = 2; target.sm >= 90 && ks <= 8 && ks <= kt; ++ks)
+    if ((ks - 1) * std::ceil(kt / ks) < kt && efficiency(ks) > best + 0.02) {
+      s.ks = ks;
+      best = efficiency(ks);
+    }
+  double ctas = units * s.ks;
+  s.why = fmt::format(
+      "M={} <= 16, {} on sm_{}: memory-bound on the {:.0f} weight bytes, streamed once; tensor "
+      "cores (rows >= M are zeros, so M=16 costs what M=1 does); {:.0f} 64-column tiles x {} = "
+      "{:.0f} CTAs for {:.0f} slots (2 per SM on {} SMs): {:.2f} waves{}",
+      s.M, dtypeName(s.dtype), target.sm,
+      double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()), units,
+      s.ks > 1 ? fmt::format("a {}-CTA cluster along K", s.ks) : std::string("no K split"), ctas,
+      slots, target.smCount, ctas / slots,
+      target.sm >= 90 ? "" : " (no thread-block clusters before sm_90)");
+}
+
+std::string decodeKernelAttributes(const GemmSpec &s) {
+  if (s.kernel != GemmKernel::Decode || s.ks <= 1)
+    return "";
+  return fmt::format(" __cluster_dims__(1, {}, 1)", s.ks);
+}
+
+std::string decodeGemmCall(const GemmSpec &s, const std::string &head, const std::string &epiType,
+                           const std::string &args) {
+  return fmt::format("kf_gemm_decode<{}, {}, {}, {}, {}, {}, {}, {}>({});", head,
+                     s.transB ? "true" : "false", s.bn, s.bk, s.stages, s.warpsN, s.ks, epiType,
+                     args);
+}
+
+} // namespace kfuse::codegen

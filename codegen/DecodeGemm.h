@@ -1,0 +1,31 @@
+#pragma once
+/// The small-M ("decode", M <= 16) tensor-core GEMM: one 16-row mma.sync tile (rows >= M
+/// zero) streams each weight byte once through a cp.async ring; on sm_90 the K dimension is
+/// split over the CTAs of a thread-block cluster whose f32 partials meet in distributed
+/// shared memory before the epilogue. Kept apart from GemmSpec/GemmCodegen so that the
+/// other kernels' files stay small: the spec code calls chooseDecode / decodeSharedBytes /
+/// decodeDescribe, the emitter decodeKernelAttributes / decodeGemmCall and the program
+/// decodeGemmPrelude (after gemmPrelude, whose helpers it uses).
+#include "codegen/GemmSpec.h"
+
+#include <string>
+
+namespace kfuse::codegen {
+
+/// Whether the decode kernel serves this problem on `target` (f16/bf16, sm >= 80, M <= 16).
+bool decodeApplies(const GemmSpec &s, const Target &target);
+/// Fills the tile, stages, warps, cluster split (s.ks) and `why` of a Decode spec.
+void chooseDecode(GemmSpec &s, const Target &target);
+size_t decodeSharedBytes(const GemmSpec &s);
+std::string decodeDescribe(const GemmSpec &s);
+
+/// The device template kf_gemm_decode (needs gemmPrelude's helpers before it).
+const char *decodeGemmPrelude();
+/// Extra attributes of the __global__ function: " __cluster_dims__(1, KS, 1)" when split.
+std::string decodeKernelAttributes(const GemmSpec &s);
+/// The template call, given the common leading template arguments ("DT, M, N, K, TA"),
+/// the epilogue functor type and the call arguments.
+std::string decodeGemmCall(const GemmSpec &s, const std::string &head, const std::string &epiType,
+                           const std::string &args);
+
+} // namespace kfuse::codegen
