@@ -408,6 +408,11 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   else
     e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({})", s.threads(),
                 decodeKernelAttributes(s), k.mangled, kernelPointerParams(k));
+  if (k.numel() == 0) { // nothing to compute (M, N or a batch dim is 0): never launched, and
+    e.line("// no elements: the runtime never launches it"); // no template takes M = 0
+    e.closeScope();
+    return;
+  }
   e.line("const unsigned z = blockIdx.z;");
   e.line("const {}_epi epi{{{}}};", k.mangled, args);
   std::string ta = s.transA ? "true" : "false", tb = s.transB ? "true" : "false";

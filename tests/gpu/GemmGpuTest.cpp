@@ -355,7 +355,7 @@ TEST_CASE("GEMM: random shapes, transposes, dtypes and epilogues against the int
   std::vector<Case> cases = {{1, 8197, 8192}, {1, 77, 45},     {3, 130, 264},     {3, 33, 7},
                              {16, 515, 1000}, {17, 65, 129},   {127, 257, 96},    {127, 67, 33},
                              {4097, 67, 45},  {4097, 136, 64}, {1537, 1600, 136}, {200, 8, 16},
-                             {64, 72, 0}};
+                             {64, 72, 0},     {0, 64, 32}};
   int run = 0;
   for (const Case &c : cases)
     for (DType t : {DType::F32, DType::F16, DType::BF16}) {
