@@ -413,7 +413,13 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
     e.closeScope();
     return;
   }
-  e.line("const unsigned z = blockIdx.z;");
+  if (s.kernel == GemmKernel::Wgmma) { // A's and B's matrix (TMA coordinate) for batch z
+    e.line("struct {}_z {{ __device__ __forceinline__ int2 operator()(unsigned z) const {{ return "
+           "make_int2((int)({}), (int)({})); }} }};",
+           k.mangled, batchOffset(s, s.strideA, s.M * s.K), batchOffset(s, s.strideB, s.K * s.N));
+  } else {
+    e.line("const unsigned z = blockIdx.z;");
+  }
   e.line("const {}_epi epi{{{}}};", k.mangled, args);
   std::string ta = s.transA ? "true" : "false", tb = s.transB ? "true" : "false";
   std::string head = fmt::format("{}, {}, {}, {}, {}", dtCode(s.dtype), s.M, s.N, s.K, ta);
@@ -421,10 +427,10 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
                                 batchOffset(s, s.strideA), batchOffset(s, s.strideB), s.M * s.N);
   switch (s.kernel) {
   case GemmKernel::Wgmma:
-    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}>(&tmA, &tmB, (int)({}), (int)({}), (unsigned long "
-           "long)z * {}ull, epi);",
-           head, tb, s.warpsM, s.bn, s.stages, k.mangled + "_epi",
-           batchOffset(s, s.strideA, s.M * s.K), batchOffset(s, s.strideB, s.K * s.N), s.M * s.N);
+    // Persistent (no blockIdx.z): the batch's A and B matrices from inside the tile loop.
+    e.line("const {}_z zidx{{}};", k.mangled);
+    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);", head, tb,
+           s.warpsM, s.bn, s.stages, s.batch(), k.mangled, k.mangled);
     break;
   case GemmKernel::TensorCore:
     e.line("kf_gemm_tc<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head, tb, s.bm, s.bn, s.bk,

@@ -59,8 +59,9 @@ size_t GemmSpec::sharedBytes() const {
 std::string GemmSpec::describe() const {
   switch (kernel) {
   case GemmKernel::Wgmma:
-    return fmt::format("wgmma+TMA {}x{}x{}, {} stages, {} consumer warpgroups + 1 TMA producer", bm,
-                       bn, bk, stages, warpsM);
+    return fmt::format("wgmma+TMA {}x{}x{}, {} stages, {} consumer warpgroups + 1 TMA producer, "
+                       "{} persistent CTAs",
+                       bm, bn, bk, stages, warpsM, ctas);
   case GemmKernel::TensorCore:
     return fmt::format("tensor-core mma.sync {}x{}x{}, {} stages, {} warps", bm, bn, bk, stages,
                        warpsM * warpsN);
@@ -196,6 +197,8 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     // BMx256 where the tiles fill the SMs, else BMx128; as many stages as fit in 200 KB
     // (128x256: 4 of 48 KB; 128x128: 6; 64x128: 8).
     s.bn = tiles256 >= double(target.smCount) ? 256 : 128;
+    s.ctas =
+        static_cast<unsigned>(std::min(s.bn == 256 ? tiles256 : tiles128, double(target.smCount)));
     s.stages = std::min(8u, 200u * 1024 / ((s.bm + s.bn) * s.bk * 2));
     s.tmaA = s.transA ? tmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
                       : tmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);

@@ -59,6 +59,8 @@ struct GemmSpec {
   unsigned bm = 0, bn = 0, bk = 0, stages = 1, warpsM = 1, warpsN = 1;
   /// Decode: K slices, one CTA each, of a thread-block cluster along grid y (1: no split).
   unsigned ks = 1;
+  /// Wgmma: the persistent grid (min(tiles, SMs) CTAs, each looping over tiles).
+  unsigned ctas = 0;
   std::string why; ///< one line: which kernel and why
   /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
   TmaOperand tmaA, tmaB;

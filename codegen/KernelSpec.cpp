@@ -68,6 +68,10 @@ LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const 
     if (s.kernel == GemmKernel::Decode) // y: the K slices, one cluster (gridY == cluster size)
       c.gridY = s.ks;
     c.gridZ = static_cast<unsigned>(s.batch());
+    if (s.kernel == GemmKernel::Wgmma) { // persistent: one CTA per SM, looping over tiles
+      c.grid = s.ctas;
+      c.gridY = c.gridZ = 1;
+    }
     c.sharedBytes = static_cast<unsigned>(s.sharedBytes());
     return c;
   }

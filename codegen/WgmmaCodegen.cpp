@@ -53,19 +53,29 @@ template <int BN> struct kf_wgmma;
 )";
 
 static const char *kKernel = R"(
-template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, class Epi>
-static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, int za, int zb,
-                                                  unsigned long long cbase, const Epi &epi) {
-  constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK;
+// Persistent: CTA b takes tiles b, b + gridDim.x, ... of NB batches x MT x NT tiles, in
+// groups of 8 M-tiles (N inside a group) so tiles in flight share A rows and B columns in
+// L2. The producer runs ahead into the next tile while the consumers store this one.
+template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, class Epi, class Zi>
+static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const Zi &zidx, const Epi &epi) {
+  constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK, G = 8;
+  constexpr long long MT = (M + BM - 1) / BM, NT = (N + BN - 1) / BN, TILES = MT * NT * NB;
   constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
   const unsigned base = (kf_saddr(kf_wg_smem) + 1023u) & ~1023u; // swizzle atoms need 1 KB
   const unsigned full = base + ST * STAGE, empty = full + 8 * ST;
   const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  // Tile t -> batch z and the tile's first row and column.
+  auto tileOf = [](long long t, unsigned &z, int &m0, int &n0) {
+    z = (unsigned)(t / (MT * NT));
+    const long long r = t % (MT * NT), first = r / (G * NT) * G;
+    const long long gs = MT - first < G ? MT - first : G, rr = r % (G * NT);
+    m0 = (int)((first + rr % gs) * BM);
+    n0 = (int)(rr / gs * BN);
+  };
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
-      kf_mbar_init(full + 8 * s, 1);  // the producer's arrive, plus the stage's bytes
+      kf_mbar_init(full + 8 * s, 1);        // the producer's arrive, plus the stage's bytes
       kf_mbar_init(empty + 8 * s, 4 * WGC); // one arrive per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -75,24 +85,31 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
     if (WGC == 2) // 384 threads: give the consumers' accumulators the producer's registers
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (threadIdx.x == 0) {
-      for (int kt = 0; kt < KT; ++kt) {
-        const int s = kt % ST;
-        kf_mbar_wait(empty + 8 * s, ((kt / ST) & 1) ^ 1); // the first round finds them free
-        const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
-        kf_mbar_expect(bar, STAGE);
-        if (!TA) {
-          kf_tma3(sa, tmA, kt * BK, m0, za, bar);
-        } else {
+      unsigned it = 0; // k steps issued so far, over all tiles: stage it % ST, round it / ST
+      for (long long t = blockIdx.x; t < TILES; t += gridDim.x) {
+        unsigned z;
+        int m0, n0;
+        tileOf(t, z, m0, n0);
+        const int2 zz = zidx(z); // the matrices of A and B for batch z
+        for (int kt = 0; kt < KT; ++kt, ++it) {
+          const unsigned s = it % ST;
+          kf_mbar_wait(empty + 8 * s, ((it / ST) & 1) ^ 1); // the first round finds them free
+          const unsigned sa = base + s * STAGE, sb = sa + A_BYTES, bar = full + 8 * s;
+          kf_mbar_expect(bar, STAGE);
+          if (!TA) {
+            kf_tma3(sa, tmA, kt * BK, m0, zz.x, bar);
+          } else {
 #pragma unroll
-          for (int j = 0; j < WGC; ++j)
-            kf_tma3(sa + j * 8192, tmA, m0 + 64 * j, kt * BK, za, bar);
-        }
-        if (TB) {
-          kf_tma3(sb, tmB, kt * BK, n0, zb, bar);
-        } else {
+            for (int j = 0; j < WGC; ++j)
+              kf_tma3(sa + j * 8192, tmA, m0 + 64 * j, kt * BK, zz.x, bar);
+          }
+          if (TB) {
+            kf_tma3(sb, tmB, kt * BK, n0, zz.y, bar);
+          } else {
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            kf_tma3(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zb, bar);
+            for (int j = 0; j < BN / 64; ++j)
+              kf_tma3(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zz.y, bar);
+          }
         }
       }
     }
@@ -100,41 +117,50 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
     if (WGC == 2)
       asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int c = wg - 1;
-    float acc[BN / 2];
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i)
-      acc[i] = 0.0f;
-    for (int kt = 0; kt < KT; ++kt) {
-      const int s = kt % ST;
-      kf_mbar_wait(full + 8 * s, (kt / ST) & 1);
-      const unsigned sa = base + s * STAGE + c * 8192, sb = base + s * STAGE + A_BYTES;
-      kf_wg_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        const unsigned long long da = kf_wg_desc(sa + (TA ? kk * 2048 : kk * 32), TA ? 8192 : 16, 1024);
-        const unsigned long long db = kf_wg_desc(sb + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024);
-        // Transpose bits: 1 for an M/N-major operand (A^T stored [K,M]; B stored [K,N]).
-        kf_wgmma<BN>::template run<DT, TA, !TB>(acc, da, db);
-      }
-      kf_wg_commit();
-      // Keep this stage's wgmma group in flight; the previous one has finished reading its
-      // stage, which goes back to the producer.
-      kf_wg_wait<1>();
-      if (kt > 0 && lane == 0)
-        kf_mbar_arrive(empty + 8 * ((kt + ST - 1) % ST));
-    }
-    kf_wg_wait<0>();
-    // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
-    // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
     const int w = (threadIdx.x / 32) % 4, g = lane / 4, t4 = lane % 4;
+    unsigned it = 0;
+    for (long long t = blockIdx.x; t < TILES; t += gridDim.x) {
+      unsigned z;
+      int m0, n0;
+      tileOf(t, z, m0, n0);
+      float acc[BN / 2];
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
+      for (int i = 0; i < BN / 2; ++i)
+        acc[i] = 0.0f;
+      for (int kt = 0; kt < KT; ++kt, ++it) {
+        const unsigned s = it % ST;
+        kf_mbar_wait(full + 8 * s, (it / ST) & 1);
+        const unsigned sa = base + s * STAGE + c * 8192, sb = base + s * STAGE + A_BYTES;
+        kf_wg_fence();
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int m = m0 + c * 64 + w * 16 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
-        if (m < M && n < N)
-          epi(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          const unsigned long long da = kf_wg_desc(sa + (TA ? kk * 2048 : kk * 32), TA ? 8192 : 16, 1024);
+          const unsigned long long db = kf_wg_desc(sb + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024);
+          // Transpose bits: 1 for an M/N-major operand (A^T stored [K,M]; B stored [K,N]).
+          kf_wgmma<BN>::template run<DT, TA, !TB>(acc, da, db);
+        }
+        kf_wg_commit();
+        // Keep this stage's wgmma group in flight; the previous one has finished reading
+        // its stage, which goes back to the producer.
+        kf_wg_wait<1>();
+        if (kt > 0 && lane == 0)
+          kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
       }
+      kf_wg_wait<0>();
+      if (KT > 0 && lane == 0) // the tile's last stage
+        kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
+      // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
+      // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+      const unsigned long long cbase = (unsigned long long)z * M * N;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int m = m0 + c * 64 + w * 16 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
+          if (m < M && n < N)
+            epi(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
+        }
+    }
   }
 }
 )";

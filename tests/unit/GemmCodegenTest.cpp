@@ -35,8 +35,9 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   CHECK(w.bn == 256);
   CHECK(w.why.find("512 128x256 tiles for 132 SMs") != std::string::npos);
   LaunchConfig wc = big[0].launchConfig(256, 1000);
-  CHECK(wc.grid == 16);
-  CHECK(wc.gridY == 32);
+  CHECK(wc.grid == 132); // persistent: one CTA per SM, each looping over the 512 tiles
+  CHECK(wc.gridY == 1);
+  CHECK(wc.gridZ == 1);
   CHECK(wc.block == 384); // a TMA producer warpgroup and two wgmma consumers
   CHECK(wc.sharedBytes == 1024 + 4 * (128 + 256) * 64 * 2 + 4 * 16);
   // A [M,K]: boxes of 64 K x 128 rows; B [K,N]: boxes of 64 N x 64 K (N-major, transposed).
@@ -124,8 +125,11 @@ TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's param
   std::string src = emitProgram(specs);
   CHECK(src.find("const __grid_constant__ kf_tmap tmA, const __grid_constant__ kf_tmap tmB") !=
         std::string::npos);
-  CHECK(src.find("(int)((unsigned long long)(z / 3u) * 1ull), (int)((unsigned long long)(z % 3u) "
-                 "* 1ull)") != std::string::npos);
+  CHECK(src.find("make_int2((int)((unsigned long long)(z / 3u) * 1ull), (int)((unsigned long "
+                 "long)(z % 3u) * 1ull))") != std::string::npos);
+  CHECK(src.find("kf_gemm_wg<2, 40, 24, 64, false, false, 1, 128, 8, 6,") != std::string::npos);
+  CHECK(specs[0].launchConfig(256, 1).grid == 6);  // 6 tiles (1 per batch): 6 CTAs
+  CHECK(specs[0].launchConfig(256, 1).gridZ == 1); // batches inside the tile loop
   CHECK(src.find("struct kf_wgmma<128>") != std::string::npos);
   CHECK(src.find("struct kf_wgmma<256>") == std::string::npos); // only the widths in use
 }
@@ -183,8 +187,7 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
   // M=17 is the tile kernels' (wgmma on sm_90a); f32 stays on the exact gemv.
   CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
         GemmKernel::Wgmma);
-  CHECK(buildKernelSpecs(*biasRelu(f32, 16, 8192, 8192), h100)[0].gemm->kernel ==
-        GemmKernel::Gemv);
+  CHECK(buildKernelSpecs(*biasRelu(f32, 16, 8192, 8192), h100)[0].gemm->kernel == GemmKernel::Gemv);
 }
 
 TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list",
