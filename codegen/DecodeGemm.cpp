@@ -68,35 +68,6 @@ static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
 #endif
 }
 
-// kf_tile_load with a compile-time trip count (fully unrolled: a stage's 16-byte copies
-// issue back to back): R x C of a row-major R_ALL x C_ALL operand at (r0, c0) into shared
-// memory with rows padded to LD; 16-byte cp.async when C_ALL % 8 == 0 (every row start
-// aligned), else 8 predicated scalar loads per chunk. Out of range reads as 0.
-template <int R, int C, int LD, int R_ALL, int C_ALL, int THREADS>
-static __device__ __forceinline__ void kf_dec_tile(unsigned short *dst, const unsigned short *__restrict__ src, int r0, int c0) {
-  constexpr int CH = R * C / 8, IT = (CH + THREADS - 1) / THREADS;
-#pragma unroll
-  for (int it = 0; it < IT; ++it) {
-    const int c = it * THREADS + (int)threadIdx.x;
-    if (CH % THREADS != 0 && c >= CH)
-      break;
-    const int r = c / (C / 8), c8 = (c % (C / 8)) * 8;
-    const int gr = r0 + r, gc = c0 + c8;
-    unsigned short *d = dst + r * LD + c8;
-    const unsigned short *s = src + (unsigned long long)gr * C_ALL + gc;
-    if (C_ALL % 8 == 0) {
-      const bool ok = gr < R_ALL && gc < C_ALL;
-      kf_cp16(kf_saddr(d), ok ? s : src, ok);
-    } else {
-      unsigned short v[8];
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-        v[j] = (gr < R_ALL && gc + j < C_ALL) ? s[j] : (unsigned short)0;
-      *reinterpret_cast<uint4 *>(d) = *reinterpret_cast<const uint4 *>(v);
-    }
-  }
-}
-
 template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, class Epi>
 static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__restrict__ A, const unsigned short *__restrict__ B,
                                                       unsigned long long cbase, const Epi &epi) {
@@ -128,13 +99,13 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   auto load = [&](int s, int kt) {
     const int k0 = kt * BK;
     if (TA)
-      kf_dec_tile<BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
+      kf_tile_load<BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
     else
-      kf_dec_tile<M, BK, A_LD, M, K, THREADS>(sA + s * A_ST, A, 0, k0);
+      kf_tile_load<M, BK, A_LD, M, K, THREADS>(sA + s * A_ST, A, 0, k0);
     if (TB)
-      kf_dec_tile<BN, BK, B_LD, N, K, THREADS>(sB + s * B_ST, B, n0, k0);
+      kf_tile_load<BN, BK, B_LD, N, K, THREADS>(sB + s * B_ST, B, n0, k0);
     else
-      kf_dec_tile<BK, BN, B_LD, K, N, THREADS>(sB + s * B_ST, B, k0, n0);
+      kf_tile_load<BK, BN, B_LD, K, N, THREADS>(sB + s * B_ST, B, k0, n0);
   };
   float acc[NI][4];
 #pragma unroll

@@ -54,13 +54,18 @@ template <int DT> static __device__ __forceinline__ void kf_mma(float *c, const 
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// One ST-deep cp.async tile (R x C of a row-major R_ALL x C_ALL operand at (r0, c0)) into
-// shared memory with rows padded to LD. 16-byte copies when C_ALL % 8 == 0 (every row
-// start aligned), else 8 predicated scalar loads per chunk. Out of range reads as 0.
+// One cp.async tile (R x C of a row-major R_ALL x C_ALL operand at (r0, c0)) into shared
+// memory with rows padded to LD, with a compile-time trip count (fully unrolled: a stage's
+// copies issue back to back). 16-byte copies when C_ALL % 8 == 0 (every row start aligned),
+// else 8 predicated scalar loads per chunk. Out of range reads as 0.
 template <int R, int C, int LD, int R_ALL, int C_ALL, int THREADS>
 static __device__ __forceinline__ void kf_tile_load(unsigned short *dst, const unsigned short *__restrict__ src, int r0, int c0) {
+  constexpr int CH = R * C / 8, IT = (CH + THREADS - 1) / THREADS;
 #pragma unroll
-  for (int c = threadIdx.x; c < R * C / 8; c += THREADS) {
+  for (int it = 0; it < IT; ++it) {
+    const int c = it * THREADS + (int)threadIdx.x;
+    if (CH % THREADS != 0 && c >= CH)
+      break;
     const int r = c / (C / 8), c8 = (c % (C / 8)) * 8;
     const int gr = r0 + r, gc = c0 + c8;
     unsigned short *d = dst + r * LD + c8;
