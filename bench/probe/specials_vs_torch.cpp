@@ -31,8 +31,8 @@
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/MemoryBuffer.h>
 
-#include <bit>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -43,6 +43,15 @@
 #include <vector>
 
 using namespace kfuse;
+
+/// The bits of a float or double (std::bit_cast is C++20; this file is C++17, see
+/// bench/CMakeLists.txt).
+template <class U, class F> static U bitsOf(F f) {
+  static_assert(sizeof(U) == sizeof(F));
+  U u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
 
 namespace {
 
@@ -91,7 +100,7 @@ std::string show(double v, Prec p) {
   if (v == 0)
     return std::signbit(v) ? "-0" : "0";
   if (p == Prec::F32)
-    return fmt::format("{:.9g} (0x{:08x})", v, std::bit_cast<uint32_t>(static_cast<float>(v)));
+    return fmt::format("{:.9g} (0x{:08x})", v, bitsOf<uint32_t>(static_cast<float>(v)));
   return fmt::format("{:.17g}", v);
 }
 std::string showIn(double v) { return show(v, Prec::F64).substr(0, show(v, Prec::F64).find(' ')); }
@@ -99,12 +108,12 @@ std::string showIn(double v) { return show(v, Prec::F64).substr(0, show(v, Prec:
 /// Distance in units in the last place, on the ordered integer line of the format.
 int64_t ulps(double a, double b, Prec p) {
   if (p == Prec::F32) {
-    int64_t x = std::bit_cast<uint32_t>(static_cast<float>(a));
-    int64_t y = std::bit_cast<uint32_t>(static_cast<float>(b));
+    int64_t x = bitsOf<uint32_t>(static_cast<float>(a));
+    int64_t y = bitsOf<uint32_t>(static_cast<float>(b));
     auto ord = [](int64_t u) { return (u & 0x80000000) ? -(u & 0x7fffffff) : u; };
     return std::llabs(ord(x) - ord(y));
   }
-  uint64_t x = std::bit_cast<uint64_t>(a), y = std::bit_cast<uint64_t>(b);
+  uint64_t x = bitsOf<uint64_t>(a), y = bitsOf<uint64_t>(b);
   auto ord = [](uint64_t u) -> __int128 {
     return (u >> 63) ? -static_cast<__int128>(u & 0x7fffffffffffffffull) : static_cast<__int128>(u);
   };
@@ -225,7 +234,7 @@ struct Checker {
       kfuseV = static_cast<float>(kfuseV);
     }
     bool tn = std::isnan(torchV), kn = std::isnan(kfuseV);
-    if ((tn && kn) || (!tn && !kn && std::bit_cast<uint64_t>(torchV) == std::bit_cast<uint64_t>(kfuseV))) {
+    if ((tn && kn) || (!tn && !kn && bitsOf<uint64_t>(torchV) == bitsOf<uint64_t>(kfuseV))) {
       ++st.exact;
       return;
     }
