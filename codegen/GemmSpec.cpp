@@ -22,6 +22,8 @@ Target parseArch(const std::string &arch, unsigned smCount) {
   t.sm = static_cast<unsigned>(std::stoul(arch.substr(3, end - 3)));
   t.smCount = smCount;
   t.archSpecific = end != arch.size();
+  if (t.sm < 75)
+    fail("--arch {}: NVRTC 13 and kfuse's kernels need sm_75 or newer", arch);
   if (t.archSpecific && t.sm != 90)
     fail("--arch {}: kfuse uses arch-specific features only on sm_90a", arch);
   return t;

@@ -1,6 +1,8 @@
-// `kfuse report G.kf [--device h100|h200|NAME:BW_TBps:TFLOPs] [--json]`: the memory traffic
-// of each graph in the file, every op its own kernel against the -O2 pipeline's kernels,
-// with the fusion decisions. Needs no GPU: it is the traffic model of passes/Traffic.h.
+// `kfuse report G.kf [--device h100|h200|NAME:BW_TBps:TFLOPs] [--arch sm_90a] [--json]`: the
+// memory traffic of each graph in the file, every op its own kernel against the -O2
+// pipeline's kernels, with the fusion decisions, and for each matmul kernel the GEMM kernel
+// codegen chooses for --arch and why. Needs no GPU: the traffic model of passes/Traffic.h.
+#include "codegen/KernelSpec.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
 #include "passes/Report.h"
@@ -12,6 +14,25 @@
 namespace kfuse::tool {
 namespace {
 
+/// One line per matmul kernel of the fused graph: the GEMM kernel chosen for `t` and why.
+std::string gemmChoices(const Graph &fused, const codegen::Target &t) {
+  std::vector<codegen::KernelSpec> specs;
+  try {
+    specs = codegen::buildKernelSpecs(fused, t);
+  } catch (const Error &e) { // e.g. a matmul beyond what a generated GEMM indexes
+    return fmt::format("\nGEMM kernels on {}: none generated: {}\n", codegen::compileArch(t),
+                       e.what());
+  }
+  std::string out;
+  for (const codegen::KernelSpec &k : specs)
+    if (k.gemm)
+      out += fmt::format("  {:<10} {}\n             because {}\n", k.name, k.gemm->describe(),
+                         k.gemm->why);
+  return out.empty() ? out
+                     : fmt::format("\nGEMM kernels on {} ({} SMs):\n{}", codegen::compileArch(t),
+                                   t.smCount, out);
+}
+
 int reportMain(const std::vector<std::string> &args) {
   CliArgs cli("report", "FILE.kf",
               "Predicts the memory traffic and time of each graph of FILE.kf before fusion "
@@ -19,10 +40,18 @@ int reportMain(const std::vector<std::string> &args) {
   cli.option("--device", "DEVICE",
              "h100 (3.35 TB/s, 1979 TFLOP/s; the default), h200 (4.19 TB/s, 790 TFLOP/s), or "
              "NAME:BW_TBps:TFLOPs for any other device, e.g. a100:2.0:312");
+  cli.option("--arch", "ARCH",
+             "the architecture whose GEMM kernel choice is shown (default sm_90a, 132 SMs)");
   cli.flag("--json", "print one JSON object per graph instead of the table");
   if (auto rc = cli.parse(args))
     return *rc;
   Device d = parseDevice(cli.value("--device", "h100"));
+  codegen::Target target;
+  try {
+    target = codegen::parseArch(cli.value("--arch", "sm_90a"));
+  } catch (const Error &e) {
+    return cli.badArgs(e.what());
+  }
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
   std::vector<std::unique_ptr<Graph>> graphs = parseFile(cli.positionals()[0]);
   bool first = true;
@@ -31,7 +60,7 @@ int reportMain(const std::vector<std::string> &args) {
     if (cli.has("--json"))
       fmt::print("{}", reportJson(r));
     else
-      fmt::print("{}{}", first ? "" : "\n", formatReport(r));
+      fmt::print("{}{}{}", first ? "" : "\n", formatReport(r), gemmChoices(*r.fusedGraph, target));
     first = false;
   }
   return kExitOk;

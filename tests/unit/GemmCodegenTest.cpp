@@ -101,7 +101,7 @@ TEST_CASE("Architecture names: sm_90a is arch-specific, sm_90 portable, others r
   CHECK_FALSE(parseArch("sm_90").archSpecific);
   CHECK(parseArch("sm_80").sm == 80);
   CHECK(compileArch(parseArch("sm_80")) == "sm_80");
-  for (const char *bad : {"sm_", "90", "sm_9x", "sm_80a", "sm_a", "sm_123456"})
+  for (const char *bad : {"sm_", "90", "sm_9x", "sm_80a", "sm_a", "sm_123456", "sm_8", "sm_70"})
     CHECK_THROWS_WITH(parseArch(bad), Catch::Contains("--arch"));
 }
 
