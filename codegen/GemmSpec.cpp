@@ -192,23 +192,21 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     // would leave the second idle.
     s.warpsM = s.M <= 64 ? 1 : 2;
     s.bm = 64 * s.warpsM;
-    double tiles256 =
-        double((s.M + s.bm - 1) / s.bm) * double((s.N + 255) / 256) * double(s.batch());
-    double tiles128 =
-        double((s.M + s.bm - 1) / s.bm) * double((s.N + 127) / 128) * double(s.batch());
+    auto tilesOf = [&](int64_t bn) {
+      return double((s.M + s.bm - 1) / s.bm) * double((s.N + bn - 1) / bn) * double(s.batch());
+    };
     // BMx256 where the tiles fill the SMs, else BMx128; as many stages as fit in 200 KB
     // (128x256: 4 of 48 KB; 128x128: 6; 64x128: 8).
-    s.bn = tiles256 >= double(target.smCount) ? 256 : 128;
-    s.ctas =
-        static_cast<unsigned>(std::min(s.bn == 256 ? tiles256 : tiles128, double(target.smCount)));
+    s.bn = tilesOf(256) >= double(target.smCount) ? 256 : 128;
+    double tiles = tilesOf(s.bn);
+    s.ctas = static_cast<unsigned>(std::min(tiles, double(target.smCount)));
     s.stages = std::min(8u, 200u * 1024 / ((s.bm + s.bn) * s.bk * 2));
     s.tmaA = s.transA ? tmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
                       : tmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
     s.tmaB = s.transB ? tmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn)
                       : tmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
     s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
-                        dtypeName(s.dtype), s.bn == 256 ? tiles256 : tiles128, s.bm, s.bn,
-                        target.smCount);
+                        dtypeName(s.dtype), tiles, s.bm, s.bn, target.smCount);
   } else if (half && target.sm >= 80) {
     s.kernel = GemmKernel::TensorCore;
     s.bk = 32;
