@@ -251,8 +251,9 @@ public:
   /// __device__ function computing one element at linear index i. Inputs read by the
   /// callers arrive as raw values (a<j>), full outputs leave as raw values (r<j>); other
   /// inputs and smaller outputs are read/written here through their pointers.
-  /// GEMM epilogue: the matmul's f32 accumulator arrives as `acc` and every tensor goes
-  /// through its pointer (inputs 0 and 1, A and B, are not read here).
+  /// GEMM epilogue: the matmul's f32 accumulator arrives as `acc`, every input goes through
+  /// its pointer (inputs 0 and 1, A and B, are not read here) and full outputs leave as raw
+  /// values too, for the GEMM kernel to store (directly, or staged for coalesced stores).
   void writeElem() {
     const bool gemm = k_.gemm.has_value();
     std::string params = fmt::format("{} i", idx_);
@@ -264,7 +265,7 @@ public:
     for (size_t j = 0; j < k_.inputs.size() && !gemm; ++j)
       if (rawInput(j))
         params += fmt::format(", {} a{}", storageType(k_.inputs[j].type.dtype), j);
-    for (size_t j = 0; j < k_.outputs.size() && !gemm; ++j)
+    for (size_t j = 0; j < k_.outputs.size(); ++j)
       if (k_.outputs[j].tensor.full)
         params += fmt::format(", {} &r{}", storageType(k_.outputs[j].tensor.type.dtype), j);
     e_.openScope("static __device__ __forceinline__ void {}_elem({})", k_.mangled, params);
@@ -320,9 +321,7 @@ public:
     for (size_t j = 0; j < k_.outputs.size(); ++j) {
       const SpecOutput &o = k_.outputs[j];
       std::string v = storeExpr(o.tensor.type.dtype, opTmp[o.op]);
-      if (o.tensor.full && gemm)
-        e_.line("out{}[i] = {};", j, v);
-      else if (o.tensor.full)
+      if (o.tensor.full)
         e_.line("r{} = {};", j, v);
       else
         e_.line("if ({}) out{}[{}] = {};", firstCopy(o.tensor, "i"), j, offset(o.tensor, "i"), v);

@@ -400,11 +400,35 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   for (size_t j = 0; j < k.outputs.size(); ++j)
     fields += fmt::format("{} *out{}; ", storage(k.outputs[j].tensor.type.dtype), j);
   e.line("// {}: {}", s.describe(), s.why);
+  // The epilogue functor: operator() computes and stores element i of every output; where
+  // the kernel has one output, full and 16-bit, `staged` lets the Hopper kernel take its
+  // values from value() and store them itself, row-contiguous through shared memory.
+  std::string rawDecl, rawArgs, rawStores;
+  for (size_t j = 0; j < k.outputs.size(); ++j)
+    if (k.outputs[j].tensor.full) {
+      rawDecl += fmt::format("{} r{}; ", storage(k.outputs[j].tensor.type.dtype), j);
+      rawArgs += fmt::format(", r{}", j);
+      rawStores += fmt::format(" out{}[i] = r{};", j, j);
+    }
+  bool staged = k.outputs.size() == 1 && k.outputs[0].tensor.full &&
+                k.outputs[0].tensor.type.dtype != DType::F32;
+  const char *idx = k.wide() ? "unsigned long long" : "unsigned";
   e.openScope("struct {}_epi", k.mangled);
   e.line("{}", fields.substr(0, fields.size() - 1));
   e.line("__device__ __forceinline__ void operator()(unsigned long long i, float acc) const {{ "
-         "{}_elem(({})i, acc, {}); }}",
-         k.mangled, k.wide() ? "unsigned long long" : "unsigned", args);
+         "{}{}_elem(({})i, acc, {}{});{} }}",
+         rawDecl, k.mangled, idx, args, rawArgs, rawStores);
+  e.line("static constexpr bool staged = {};", staged ? "true" : "false");
+  if (staged) {
+    e.line("__device__ __forceinline__ unsigned short value(unsigned long long i, float acc) const "
+           "{{ {}{}_elem(({})i, acc, {}{}); return r0; }}",
+           rawDecl, k.mangled, idx, args, rawArgs);
+    e.line("__device__ __forceinline__ unsigned short *out() const {{ return out0; }}");
+  } else { // never called: the kernel checks `staged` first
+    e.line("__device__ __forceinline__ unsigned short value(unsigned long long, float) const {{ "
+           "return 0; }}");
+    e.line("__device__ __forceinline__ unsigned short *out() const {{ return nullptr; }}");
+  }
   e.closeScope(";");
   if (s.kernel == GemmKernel::Wgmma) // one block per SM: the register split needs them all
     e.openScope("extern \"C\" __global__ void __launch_bounds__({}, 1) {}(const __grid_constant__ "

@@ -46,8 +46,10 @@ const char *gemmKernelName(GemmKernel k) {
 }
 
 size_t GemmSpec::sharedBytes() const {
-  if (kernel == GemmKernel::Wgmma) // 1 KB to align the swizzled stages, then full/empty barriers
-    return 1024 + size_t(stages) * (bm + bn) * bk * 2 + 16 * stages;
+  if (kernel == GemmKernel::Wgmma) // 1 KB to align the swizzled stages, full/empty barriers,
+    return 1024 + size_t(stages) * (bm + bn) * bk * 2 + 16 * stages + // and per consumer warp
+           size_t(4 * warpsM) * 16 * 72 * 2; // a 16 x 72 epilogue stage
+
   if (kernel == GemmKernel::Decode)
     return decodeSharedBytes(*this);
   if (kernel != GemmKernel::TensorCore)

@@ -15,7 +15,8 @@ namespace kfuse::codegen {
 // along the row; M/N-major operands (A^T stored [K,M], B stored [K,N]) are boxes of 64
 // M/N columns x 64 K rows, 8 KB apart along M/N (LBO), 8-row atoms 1024 bytes apart along
 // K (SBO), k16 steps 2 KB, with the instruction's transpose bit set. The accumulators go
-// through the epilogue functor per element, in registers, before the only store of C.
+// through the epilogue functor per element, in registers, before the only store of C; a
+// single 16-bit output is staged per warp in shared memory and stored in 16-byte pieces.
 static const char *kCommon = R"(
 // ---- Hopper GEMM (sm_90a): TMA + mbarrier pipeline, wgmma, warp-specialised.
 struct __align__(64) kf_tmap { unsigned long long v[16]; }; // a CUtensorMap, by value
@@ -63,7 +64,8 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
   constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
   const unsigned base = (kf_saddr(kf_wg_smem) + 1023u) & ~1023u; // swizzle atoms need 1 KB
-  const unsigned full = base + ST * STAGE, empty = full + 8 * ST;
+  // The ring, its full and empty barriers, then each consumer warp's 16 x 72 epilogue stage.
+  const unsigned full = base + ST * STAGE, empty = full + 8 * ST, stage = empty + 8 * ST;
   const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
   // Tile t -> batch z and the tile's first row and column.
   auto tileOf = [](long long t, unsigned &z, int &m0, int &n0) {
@@ -152,14 +154,57 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
       // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
       const unsigned long long cbase = (unsigned long long)z * M * N;
+      const int row0 = m0 + c * 64 + w * 16;
+      if constexpr (Epi::staged) {
+        // One 16-bit output: each warp stages its 16 rows 64 columns at a time (rows padded
+        // to 72 elements, so the fragment's 4-byte writes hit 32 distinct banks) and stores
+        // them as 16-byte pieces, 8 lanes per 128-byte row: 16 stores per warp and 64
+        // columns instead of 128 scattered 2-byte ones.
+        constexpr int LD = 72;
+        unsigned short *const out = epi.out();
+        unsigned short *const buf =
+            reinterpret_cast<unsigned short *>(kf_wg_smem + (stage - kf_saddr(kf_wg_smem))) + (c * 4 + w) * 16 * LD;
+        const bool vec = N % 8 == 0 && (reinterpret_cast<unsigned long long>(out) & 15) == 0;
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
+        for (int cc = 0; cc < BN / 64; ++cc) {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int m = m0 + c * 64 + w * 16 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
-          if (m < M && n < N)
-            epi(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
+          for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int j = cc * 8 + jj, r = g + 8 * h, m = row0 + r, n = n0 + j * 8 + t4 * 2;
+              const unsigned long long i = cbase + (unsigned long long)m * N + n;
+              const unsigned v0 = m < M && n < N ? epi.value(i, acc[j * 4 + 2 * h]) : 0;
+              const unsigned v1 = m < M && n + 1 < N ? epi.value(i + 1, acc[j * 4 + 2 * h + 1]) : 0;
+              *reinterpret_cast<unsigned *>(buf + r * LD + jj * 8 + t4 * 2) = v0 | v1 << 16;
+            }
+          __syncwarp();
+#pragma unroll
+          for (int p = 0; p < 4; ++p) {
+            const int r = p * 4 + lane / 8, m = row0 + r, n = n0 + cc * 64 + (lane % 8) * 8;
+            const uint4 v = *reinterpret_cast<const uint4 *>(buf + r * LD + (lane % 8) * 8);
+            unsigned short *const dst = out + cbase + (unsigned long long)m * N + n;
+            if (m < M && n < N) {
+              if (vec && n + 8 <= N) {
+                *reinterpret_cast<uint4 *>(dst) = v;
+              } else {
+                const unsigned short *e = reinterpret_cast<const unsigned short *>(&v);
+                for (int q = 0; q < 8 && n + q < N; ++q)
+                  dst[q] = e[q];
+              }
+            }
+          }
+          __syncwarp(); // read before the next chunk overwrites it
         }
+      } else {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
+            if (m < M && n < N)
+              epi(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
+          }
+      }
     }
   }
 }

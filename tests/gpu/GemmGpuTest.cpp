@@ -501,6 +501,21 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
       CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
       CHECK(checkWithInterpreter(*g, r) == "");
     }
+  // B as [N, K] leaves N free: odd N and N past a 64-column epilogue chunk by 1..7, where
+  // the staged epilogue stores the row ends element by element.
+  for (Case c : std::vector<Case>{{200, 77, 64}, {136, 261, 136}, {72, 1, 24}})
+    for (int ta = 0; ta < 2; ++ta) {
+      DType t = run % 2 ? DType::F16 : DType::BF16;
+      MatMulAttrs attrs{bool(ta), true};
+      Epi epi = static_cast<Epi>(run % 6);
+      auto g = gemmGraph(t, ta ? Shape{c.K, c.M} : Shape{c.M, c.K}, Shape{c.N, c.K}, attrs, epi);
+      RunResult r = runOnGpu(*g, 700 + run++);
+      REQUIRE(r.specs[0].gemm);
+      INFO(dtypeName(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K << " transA=" << ta
+                        << " epilogue=" << epiName(epi) << " " << r.specs[0].gemm->describe());
+      CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+      CHECK(checkWithInterpreter(*g, r) == "");
+    }
   // Batched, A broadcast over B's batches, both as a CUDA graph.
   auto g = std::make_unique<Graph>("wgBatched");
   Value a = g->input("a", DType::BF16, {2, 1, 100, 64});

@@ -39,7 +39,7 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   CHECK(wc.gridY == 1);
   CHECK(wc.gridZ == 1);
   CHECK(wc.block == 384); // a TMA producer warpgroup and two wgmma consumers
-  CHECK(wc.sharedBytes == 1024 + 4 * (128 + 256) * 64 * 2 + 4 * 16);
+  CHECK(wc.sharedBytes == 1024 + 4 * (128 + 256) * 64 * 2 + 4 * 16 + 8 * 16 * 72 * 2);
   // A [M,K]: boxes of 64 K x 128 rows; B [K,N]: boxes of 64 N x 64 K (N-major, transposed).
   CHECK(w.tmaA.dims[0] == 4096);
   CHECK(w.tmaA.box[1] == 128);
