@@ -224,54 +224,74 @@ std::string decodeDescribe(const GemmSpec &s) {
                      s.stages, s.warpsN);
 }
 
+/// CTAs of `sharedBytes` an SM of `target` holds by shared memory (1 KB per CTA reserved).
+static double ctasPerSM(const Target &t, size_t sharedBytes) {
+  const double perSM = t.sm >= 90 ? 228 : t.sm == 80 ? 164 : t.sm >= 86 ? 100 : 64;
+  return std::max(1.0, std::floor(perSM * 1024 / double(sharedBytes + 1024)));
+}
+
+void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned stages,
+                     unsigned ks, unsigned warps) {
+  s.kernel = GemmKernel::Decode;
+  s.bm = 16;
+  s.bn = bn;
+  s.bk = 128;
+  s.warpsM = 1;
+  s.warpsN = warps;
+  s.stages = stages;
+  s.ks = ks;
+  const double slots = std::min(2.0, ctasPerSM(target, s.sharedBytes())) * target.smCount;
+  const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
+  const double ctas = units * s.ks;
+  s.why = fmt::format(
+      "M={} <= 16, {} on sm_{}: memory-bound on the {:.0f} weight bytes, streamed once; tensor "
+      "cores (rows >= M are zeros, so M=16 costs what M=1 does); {:.0f} {}-column tiles x {} = "
+      "{:.0f} CTAs for {:.0f} slots ({:.0f} per SM on {} SMs): {:.2f} waves{}",
+      s.M, dtypeName(s.dtype), target.sm,
+      double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()), units, s.bn,
+      s.ks > 1 ? fmt::format("a {}-CTA cluster along K", s.ks) : std::string("no K split"), ctas,
+      slots, slots / target.smCount, target.smCount, ctas / slots,
+      target.sm >= 90 ? "" : " (no thread-block clusters before sm_90)");
+}
+
+bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks) {
+  const double kt = std::ceil(double(s.K) / 128);
+  // Clusters (distributed shared memory) exist from sm_90; at most 8 CTAs (portable size);
+  // every rank must get a k tile.
+  return ks == 1 || (target.sm >= 90 && ks <= 8 && ks <= kt && (ks - 1) * std::ceil(kt / ks) < kt);
+}
+
 void chooseDecode(GemmSpec &s, const Target &target) {
   // The tile: all 16 fragment rows (rows >= M are zeros: M=16 costs what M=1 does, since
   // the weights dominate the bytes and mma.sync has compute to spare), 64 columns, 128 of K
   // per stage: 16 KB of weights per stage, in 128-byte ([K, N]) or 256-byte ([N, K])
   // contiguous rows. 4 warps split each stage's K (two k16 steps each) and keep all 64
   // columns' accumulators (32 registers), reusing every A fragment for 8 mma.
-  s.kernel = GemmKernel::Decode;
-  s.bm = 16;
-  s.bn = 64;
-  s.bk = 128;
-  s.warpsM = 1;
-  s.warpsN = 4;
   // 4 stages on sm_90 (~89-96 KB: two CTAs in an SM's 228 KB, 3 x 16 KB = 48 KB of weights
   // in flight per CTA, 96 KB per SM, well above the ~25 KB per SM that Little's law asks
   // for at ~4 TB/s and ~0.8 us); 3 below (two CTAs in an A100's 164 KB; one fits the
   // 99 KB of sm_86/89).
-  s.stages = target.sm >= 90 ? 4 : 3;
-  const double perSM = 2, slots = perSM * double(target.smCount);
+  configureDecode(s, target, 64, target.sm >= 90 ? 4 : 3, 1, 4);
+  const double slots = 2.0 * double(target.smCount);
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
-  const double kt = std::ceil(double(s.K) / s.bk);
   // Memory-bound: what matters is that every wave of CTAs is (nearly) full, so pick the
   // cluster size KS (K slices) whose CTA count fills the most of its last wave: efficiency
   // = waves / ceil(waves). A larger KS must beat a smaller one by 2% (each slice adds a
-  // pipeline fill and a partial-sum exchange) and must leave no rank without a k tile.
-  // Clusters (distributed shared memory) exist from sm_90; at most 8 CTAs (portable size).
+  // pipeline fill and a partial-sum exchange).
   // [1 or 16, 8192] x [8192, 8192] on 132 SMs: 128 column tiles; KS=1 is 0.48 waves, KS=2
   // 256 CTAs for 264 slots = 0.97 (KS=4 and 6 are no better): one wave, 4096 of K each.
   auto efficiency = [&](double ks) {
     double w = units * ks / slots;
     return w / std::ceil(w);
   };
-  s.ks = 1;
-  double best = efficiency(1);
-  for (unsigned ks = 2; target.sm >= 90 && ks <= 8 && ks <= kt; ++ks)
-    if ((ks - 1) * std::ceil(kt / ks) < kt && efficiency(ks) > best + 0.02) {
-      s.ks = ks;
-      best = efficiency(ks);
+  unsigned best = 1;
+  double bestEff = efficiency(1);
+  for (unsigned ks = 2; ks <= 8; ++ks)
+    if (decodeSplitValid(s, target, ks) && efficiency(ks) > bestEff + 0.02) {
+      best = ks;
+      bestEff = efficiency(ks);
     }
-  double ctas = units * s.ks;
-  s.why = fmt::format(
-      "M={} <= 16, {} on sm_{}: memory-bound on the {:.0f} weight bytes, streamed once; tensor "
-      "cores (rows >= M are zeros, so M=16 costs what M=1 does); {:.0f} 64-column tiles x {} = "
-      "{:.0f} CTAs for {:.0f} slots (2 per SM on {} SMs): {:.2f} waves{}",
-      s.M, dtypeName(s.dtype), target.sm,
-      double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()), units,
-      s.ks > 1 ? fmt::format("a {}-CTA cluster along K", s.ks) : std::string("no K split"), ctas,
-      slots, target.smCount, ctas / slots,
-      target.sm >= 90 ? "" : " (no thread-block clusters before sm_90)");
+  configureDecode(s, target, 64, s.stages, best, 4);
 }
 
 std::string decodeKernelAttributes(const GemmSpec &s) {

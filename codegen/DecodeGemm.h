@@ -16,6 +16,12 @@ namespace kfuse::codegen {
 bool decodeApplies(const GemmSpec &s, const Target &target);
 /// Fills the tile, stages, warps, cluster split (s.ks) and `why` of a Decode spec.
 void chooseDecode(GemmSpec &s, const Target &target);
+/// A Decode spec with BN columns per CTA, `stages`, a K split over `ks` CTAs and `warps`
+/// warps (BK = 128 of K per stage; 128 / 16 must divide by `warps`).
+void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned stages,
+                     unsigned ks, unsigned warps);
+/// Whether K can be split over a cluster of `ks` CTAs on `target` (no rank without work).
+bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks);
 size_t decodeSharedBytes(const GemmSpec &s);
 std::string decodeDescribe(const GemmSpec &s);
 

@@ -139,6 +139,47 @@ static std::string wgmmaRefusal(const GemmSpec &s) {
   return "";
 }
 
+void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
+                    unsigned stages) {
+  s.kernel = GemmKernel::Wgmma;
+  s.bk = 64;
+  s.warpsM = warpsM;
+  s.bm = 64 * warpsM;
+  s.bn = bn;
+  s.stages = stages;
+  double tiles =
+      double((s.M + s.bm - 1) / s.bm) * double((s.N + s.bn - 1) / s.bn) * double(s.batch());
+  s.ctas = static_cast<unsigned>(std::min(tiles, double(target.smCount)));
+  s.tmaA = s.transA ? tmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
+                    : tmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
+  s.tmaB = s.transB ? tmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn)
+                    : tmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
+  s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
+                      dtypeName(s.dtype), tiles, s.bm, s.bn, target.smCount);
+}
+
+void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned stages) {
+  s.kernel = GemmKernel::TensorCore;
+  s.bk = 32;
+  s.stages = stages;
+  double tiles128 = double((s.M + 127) / 128) * double((s.N + 127) / 128) * double(s.batch());
+  if (big) {
+    s.bm = s.bn = 128;
+    s.warpsM = 2;
+    s.warpsN = 4;
+    s.why = fmt::format("{} on sm_{}: tensor cores; {:.0f} 128x128 tiles {} {} SMs",
+                        dtypeName(s.dtype), target.sm, tiles128,
+                        tiles128 >= double(target.smCount) ? "fill" : "for", target.smCount);
+  } else {
+    s.bm = s.bn = 64;
+    s.warpsM = s.warpsN = 2;
+    s.why = fmt::format("{} on sm_{}: tensor cores; {} {:.0f} 128x128 tiles for {} SMs, so 64x64",
+                        dtypeName(s.dtype), target.sm,
+                        tiles128 >= double(target.smCount) ? "even with" : "only", tiles128,
+                        target.smCount);
+  }
+}
+
 GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
   const Node *a = mm->operand(0).node, *b = mm->operand(1).node;
   GemmSpec s;
@@ -188,44 +229,16 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
                     double((s.N + s.bn - 1) / s.bn) * double(s.batch()));
   } else if (std::string no = wgmmaRefusal(s);
              half && target.sm == 90 && target.archSpecific && no.empty()) {
-    s.kernel = GemmKernel::Wgmma;
-    s.bk = 64;
     // Consumer warpgroups of 64 rows each (wgmma m64nBNk16): two, or one where M <= 64
-    // would leave the second idle.
-    s.warpsM = s.M <= 64 ? 1 : 2;
-    s.bm = 64 * s.warpsM;
-    auto tilesOf = [&](int64_t bn) {
-      return double((s.M + s.bm - 1) / s.bm) * double((s.N + bn - 1) / bn) * double(s.batch());
-    };
-    // BMx256 where the tiles fill the SMs, else BMx128; as many stages as fit in 200 KB
-    // (128x256: 4 of 48 KB; 128x128: 6; 64x128: 8).
-    s.bn = tilesOf(256) >= double(target.smCount) ? 256 : 128;
-    double tiles = tilesOf(s.bn);
-    s.ctas = static_cast<unsigned>(std::min(tiles, double(target.smCount)));
-    s.stages = std::min(8u, 200u * 1024 / ((s.bm + s.bn) * s.bk * 2));
-    s.tmaA = s.transA ? tmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
-                      : tmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
-    s.tmaB = s.transB ? tmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn)
-                      : tmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
-    s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
-                        dtypeName(s.dtype), tiles, s.bm, s.bn, target.smCount);
+    // would leave the second idle. BMx256 where the tiles fill the SMs, else BMx128; as
+    // many stages as fit in 200 KB (128x256: 4 of 48 KB; 128x128: 6; 64x128: 8).
+    unsigned wgc = s.M <= 64 ? 1 : 2;
+    double tiles256 = double((s.M + 64 * wgc - 1) / (64 * wgc)) * double((s.N + 255) / 256) *
+                      double(s.batch());
+    unsigned bn = tiles256 >= double(target.smCount) ? 256 : 128;
+    configureWgmma(s, target, wgc, bn, std::min(8u, 200u * 1024 / ((64 * wgc + bn) * 64 * 2)));
   } else if (half && target.sm >= 80) {
-    s.kernel = GemmKernel::TensorCore;
-    s.bk = 32;
-    s.stages = 4;
-    if (tiles128 >= double(target.smCount)) {
-      s.bm = s.bn = 128;
-      s.warpsM = 2;
-      s.warpsN = 4;
-      s.why = fmt::format("{} on sm_{}: tensor cores; {:.0f} 128x128 tiles fill {} SMs",
-                          dtypeName(s.dtype), target.sm, tiles128, target.smCount);
-    } else {
-      s.bm = s.bn = 64;
-      s.warpsM = s.warpsN = 2;
-      s.why =
-          fmt::format("{} on sm_{}: tensor cores; only {:.0f} 128x128 tiles for {} SMs, so 64x64",
-                      dtypeName(s.dtype), target.sm, tiles128, target.smCount);
-    }
+    configureTensorCore(s, target, tiles128 >= double(target.smCount), 4);
     if (target.sm == 90)
       s.why +=
           target.archSpecific ? "; not wgmma: " + no : "; not wgmma: portable sm_90, not sm_90a";

@@ -77,4 +77,11 @@ struct GemmSpec {
 /// The GEMM problem of matmul node `mm` and the kernel chosen for it on `target`.
 GemmSpec makeGemmSpec(const Node *mm, const Target &target);
 
+/// The kernel configurations makeGemmSpec picks among (and the autotuner tries): a Hopper
+/// kernel of `warpsM` consumer warpgroups, BN columns and `stages` ring stages; a mma.sync
+/// kernel of 128x128 (`big`) or 64x64 tiles. The problem fields of `s` must be set.
+void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
+                    unsigned stages);
+void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned stages);
+
 } // namespace kfuse::codegen

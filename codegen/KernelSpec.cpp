@@ -94,7 +94,8 @@ static SpecTensor makeTensor(const Node *n, const Shape &iter) {
   return t;
 }
 
-std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target) {
+std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
+                                         const GemmTuning *tuning) {
   // Group nodes: region k -> its nodes in program order; lone nodes get their own group.
   struct Group {
     std::string name;
@@ -190,6 +191,8 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target) {
         fail("kernel '{}': the matmul epilogue iterates over {}, not the matmul's shape {}",
              grp.name, shapeToString(iter), shapeToString(mm->shape()));
       k.gemm = makeGemmSpec(mm, target);
+      if (tuning)
+        applyTuning(*k.gemm, target, *tuning);
       // A and B: read by the GEMM's own loads, never through the epilogue's index map.
       for (unsigned j = 0; j < 2; ++j) {
         SpecTensor t;

@@ -5,6 +5,7 @@
 /// its shape aligned to the kernel's iteration shape, so codegen broadcasts by index
 /// arithmetic (stride 0 where a dim is 1) and never looks at the Graph again.
 #include "codegen/GemmSpec.h"
+#include "codegen/GemmTuning.h"
 #include "ir/Graph.h"
 
 #include <cstdint>
@@ -82,8 +83,10 @@ struct KernelSpec {
 
 /// Builds one spec per kernel in an order where every kernel follows its producers. Nodes
 /// with kernel() >= 0 form that region; any other non-input node is a kernel of its own.
-/// A region holding a matmul becomes a GEMM kernel (its kernel chosen for `target`).
-std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target = {});
+/// A region holding a matmul becomes a GEMM kernel (its kernel chosen for `target`, or as
+/// `tuning` measured it where that has the problem).
+std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target = {},
+                                         const GemmTuning *tuning = nullptr);
 
 /// A C identifier made from any user string: [A-Za-z0-9] kept, everything else _XX hex.
 std::string mangle(std::string_view s);

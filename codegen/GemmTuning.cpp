@@ -1,0 +1,89 @@
+#include "codegen/GemmTuning.h"
+
+#include "codegen/DecodeGemm.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kfuse::codegen {
+
+std::string gemmProblemKey(const GemmSpec &s, const Target &t) {
+  return fmt::format("{} {}{} M={} N={} K={} batch=[{}] A=[{}] B=[{}] on {} x{}",
+                     dtypeName(s.dtype), s.transA ? 'T' : 'N', s.transB ? 'T' : 'N', s.M, s.N, s.K,
+                     fmt::join(s.batchShape, ","), fmt::join(s.strideA, ","),
+                     fmt::join(s.strideB, ","), compileArch(t), t.smCount);
+}
+
+size_t maxSharedPerBlock(const Target &t) {
+  if (t.sm >= 90)
+    return 227 * 1024;
+  if (t.sm == 80)
+    return 163 * 1024;
+  if (t.sm >= 86)
+    return 99 * 1024;
+  return 64 * 1024;
+}
+
+std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
+  std::vector<GemmSpec> out{chosen};
+  auto add = [&](const GemmSpec &c) {
+    if (c.sharedBytes() > maxSharedPerBlock(t))
+      return;
+    for (const GemmSpec &o : out)
+      if (o.describe() == c.describe())
+        return;
+    out.push_back(c);
+  };
+  GemmSpec c = chosen;
+  switch (chosen.kernel) {
+  case GemmKernel::Decode:
+    // 64 or 128 columns per CTA, 2-6 stages, K over 1-8 CTAs, 4 or 8 warps; the partial
+    // sums of every warp must fit in the ring they reuse (kf_gemm_decode's static_assert).
+    for (unsigned bn : {64u, 128u})
+      for (unsigned stages : {2u, 3u, 4u, 6u})
+        for (unsigned ks : {1u, 2u, 4u, 8u})
+          for (unsigned warps : {4u, 8u}) {
+            if (!decodeSplitValid(chosen, t, ks))
+              continue;
+            configureDecode(c, t, bn, stages, ks, warps);
+            if (size_t(warps) * size_t(c.M) * bn * 4 <= c.sharedBytes())
+              add(c);
+          }
+    break;
+  case GemmKernel::Wgmma:
+    for (unsigned wgc : {1u, 2u})
+      for (unsigned bn : {128u, 256u})
+        for (unsigned stages = 3; stages <= 8; ++stages) {
+          if (wgc == 2 && chosen.M <= 64)
+            continue; // the second consumer would have no rows
+          configureWgmma(c, t, wgc, bn, stages);
+          add(c);
+        }
+    break;
+  case GemmKernel::TensorCore:
+    for (bool big : {true, false})
+      for (unsigned stages : {3u, 4u}) {
+        configureTensorCore(c, t, big, stages);
+        add(c);
+      }
+    break;
+  case GemmKernel::Simt:
+  case GemmKernel::Gemv:
+    break; // one configuration each
+  }
+  return out;
+}
+
+void applyTuning(GemmSpec &s, const Target &t, const GemmTuning &tuning) {
+  auto it = tuning.byProblem.find(gemmProblemKey(s, t));
+  if (it == tuning.byProblem.end())
+    return;
+  for (const GemmSpec &c : gemmCandidates(s, t))
+    if (c.describe() == it->second.config) {
+      s = c;
+      s.why = it->second.why;
+      return;
+    }
+}
+
+} // namespace kfuse::codegen

@@ -1,0 +1,148 @@
+// The autotuner's search space without a GPU: every candidate configuration of a GEMM
+// problem is valid (shared memory, K split, partial sums), distinct, led by the heuristic's
+// choice, and compiles with NVRTC; a tuning picks its candidate when kernel specs are built
+// and is ignored when it names no candidate.
+#include "codegen/CudaCodegen.h"
+#include "codegen/GemmTuning.h"
+#include "ir/Builder.h"
+#include "passes/Fusion.h"
+#include "runtime/Nvrtc.h"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <set>
+
+using namespace kfuse;
+using namespace kfuse::codegen;
+
+static std::unique_ptr<Graph> mbr(DType t, int64_t M, int64_t N, int64_t K, bool tb = false) {
+  auto g = std::make_unique<Graph>("mbr");
+  Value a = g->input("a", t, {M, K});
+  Value b = g->input("b", t, tb ? Shape{N, K} : Shape{K, N});
+  g->output(relu(matmul(a, b, {false, tb}) + g->input("bias", t, {N})));
+  fuseGraph(*g);
+  return g;
+}
+
+static GemmSpec heuristic(const Graph &g, const Target &t) {
+  auto specs = buildKernelSpecs(g, t);
+  REQUIRE(specs.size() == 1);
+  REQUIRE(specs[0].gemm);
+  return *specs[0].gemm;
+}
+
+TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][gemm][tune]") {
+  Target h100{90, 132}, a100{80, 108};
+  struct P {
+    int64_t M, N, K;
+    GemmKernel kind;
+    Target t;
+  };
+  for (const P &p : std::vector<P>{{1, 8192, 8192, GemmKernel::Decode, h100},
+                                   {16, 8192, 8192, GemmKernel::Decode, h100},
+                                   {4, 1000, 72, GemmKernel::Decode, h100},
+                                   {16, 8192, 8192, GemmKernel::Decode, a100},
+                                   {4096, 4096, 4096, GemmKernel::Wgmma, h100},
+                                   {64, 11008, 4096, GemmKernel::Wgmma, h100},
+                                   {4096, 4096, 4096, GemmKernel::TensorCore, a100}}) {
+    auto g = mbr(bf16, p.M, p.N, p.K);
+    GemmSpec h = heuristic(*g, p.t);
+    INFO("M=" << p.M << " N=" << p.N << " K=" << p.K << " sm_" << p.t.sm);
+    REQUIRE(h.kernel == p.kind);
+    std::vector<GemmSpec> c = gemmCandidates(h, p.t);
+    CHECK(c.size() >= 4);
+    CHECK(c[0].describe() == h.describe());
+    std::set<std::string> seen;
+    for (const GemmSpec &s : c) {
+      INFO(s.describe());
+      CHECK(seen.insert(s.describe()).second);
+      CHECK(s.kernel == p.kind);
+      CHECK(s.sharedBytes() <= maxSharedPerBlock(p.t));
+      CHECK(gemmProblemKey(s, p.t) == gemmProblemKey(h, p.t));
+      if (s.kernel == GemmKernel::Decode) {
+        CHECK((s.ks == 1 || p.t.sm >= 90));
+        CHECK(s.ks <= 8);
+        CHECK(size_t(s.warpsN) * s.M * s.bn * 4 <= s.sharedBytes()); // partial sums fit
+        CHECK(128 % (16 * s.warpsN) == 0);
+      }
+      if (s.kernel == GemmKernel::Wgmma) {
+        CHECK(s.bm == 64 * s.warpsM);
+        CHECK((s.warpsM == 1 || p.M > 64));
+        CHECK(s.ctas >= 1);
+        CHECK(s.ctas <= p.t.smCount);
+      }
+    }
+    if (p.kind == GemmKernel::Decode && p.t.sm == 90 && p.K == 8192) {
+      // K splits of 1, 2, 4 and 8 CTAs, 64 and 128 columns all appear.
+      std::set<unsigned> ks, bn;
+      for (const GemmSpec &s : c) {
+        ks.insert(s.ks);
+        bn.insert(s.bn);
+      }
+      CHECK(ks == std::set<unsigned>{1, 2, 4, 8});
+      CHECK(bn == std::set<unsigned>{64, 128});
+    }
+  }
+  // One configuration only: nothing to tune.
+  auto f32g = mbr(f32, 300, 200, 72);
+  CHECK(gemmCandidates(heuristic(*f32g, h100), h100).size() == 1);
+}
+
+TEST_CASE("GEMM problem keys tell problems and targets apart", "[codegen][gemm][tune]") {
+  Target h100{90, 132}, portable{90, 132, false}, small{90, 114};
+  GemmSpec a = heuristic(*mbr(bf16, 4096, 4096, 4096), h100);
+  GemmSpec b = heuristic(*mbr(bf16, 4096, 4096, 4096, true), h100);
+  GemmSpec c = heuristic(*mbr(f16, 4096, 4096, 4096), h100);
+  CHECK(gemmProblemKey(a, h100) == "bf16 NN M=4096 N=4096 K=4096 batch=[] A=[] B=[] on sm_90a x132");
+  CHECK(gemmProblemKey(b, h100) != gemmProblemKey(a, h100));
+  CHECK(gemmProblemKey(c, h100) != gemmProblemKey(a, h100));
+  CHECK(gemmProblemKey(a, portable) != gemmProblemKey(a, h100));
+  CHECK(gemmProblemKey(a, small) != gemmProblemKey(a, h100));
+}
+
+TEST_CASE("a GEMM tuning picks its candidate when specs are built", "[codegen][gemm][tune]") {
+  Target h100{90, 132};
+  auto g = mbr(bf16, 16, 8192, 8192);
+  GemmSpec h = heuristic(*g, h100);
+  std::vector<GemmSpec> c = gemmCandidates(h, h100);
+  REQUIRE(c.size() > 3);
+  GemmTuning tuning;
+  tuning.byProblem[gemmProblemKey(h, h100)] = {c[3].describe(), "autotuned: 1.0 us"};
+  auto tuned = buildKernelSpecs(*g, h100, &tuning);
+  REQUIRE(tuned[0].gemm);
+  CHECK(tuned[0].gemm->describe() == c[3].describe());
+  CHECK(tuned[0].gemm->why == "autotuned: 1.0 us");
+  CHECK(tuned[0].launchConfig(256, 1000).gridY == c[3].ks);
+  // A choice that is no candidate (another kfuse's) leaves the heuristic's.
+  tuning.byProblem.begin()->second.config = "decode 1x1x1 from elsewhere";
+  CHECK(buildKernelSpecs(*g, h100, &tuning)[0].gemm->describe() == h.describe());
+  // Another problem's choice does not apply.
+  GemmTuning other;
+  other.byProblem[gemmProblemKey(heuristic(*mbr(bf16, 16, 4096, 8192), h100), h100)] = {
+      c[3].describe(), "x"};
+  CHECK(buildKernelSpecs(*g, h100, &other)[0].gemm->describe() == h.describe());
+}
+
+TEST_CASE("NVRTC compiles every autotune candidate", "[nvrtc][gemm][tune]") {
+  // The candidates of a decode problem (both layouts, every split) and of a Hopper one as
+  // one program each, as the autotuner compiles them.
+  Target h100{90, 132};
+  for (auto [M, N, K, tb] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {3, 1000, 1024, false}, {16, 1000, 1024, true}, {300, 500, 264, false}}) {
+    auto g = mbr(bf16, M, N, K, tb);
+    auto specs = buildKernelSpecs(*g, h100);
+    std::vector<GemmSpec> c = gemmCandidates(*specs[0].gemm, h100);
+    std::vector<KernelSpec> all;
+    for (size_t i = 0; i < c.size(); ++i) {
+      KernelSpec k = specs[0];
+      k.gemm = c[i];
+      k.index = static_cast<unsigned>(i);
+      k.mangled = fmt::format("{}_cand{}", specs[0].mangled, i);
+      all.push_back(k);
+    }
+    runtime::CompiledProgram p = runtime::nvrtcCompile(emitProgram(all), compileArch(h100), true);
+    INFO("M=" << M << ": " << c.size() << " candidates");
+    for (const KernelSpec &k : all)
+      CHECK(p.ptx.find(".entry " + k.mangled) != std::string::npos);
+  }
+}
