@@ -13,15 +13,18 @@ namespace kfuse::runtime {
 
 using namespace codegen;
 
-Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options) : d_(d) {
+Target deviceTarget(const Driver &d, bool archSpecific) {
   Target target;
   target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
   target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
-  target.archSpecific = options.archSpecific;
-  specs_ = buildKernelSpecs(g, target);
-  CodegenOptions o = options;
-  o.block = kDefaultBlock; // the launch below uses it
-  source_ = emitProgram(specs_, o);
+  target.archSpecific = archSpecific;
+  return target;
+}
+
+Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options,
+                       const GemmTuning *tuning)
+    : d_(d) {
+  specs_ = buildKernelSpecs(g, deviceTarget(d, options.archSpecific), tuning);
   for (const Node *n : g.inputs())
     inputIds_.push_back(n->id());
   for (const Node *n : g.outputs()) {
@@ -36,13 +39,30 @@ Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options)
     outputIds_.push_back(n->id());
     outputBytes_.push_back(static_cast<size_t>(n->type().bytes()));
   }
+  load(options);
+}
+
+Executable::Executable(Driver &d, std::vector<KernelSpec> specs, std::vector<unsigned> inputIds,
+                       std::vector<unsigned> outputIds, const CodegenOptions &options)
+    : d_(d), specs_(std::move(specs)), inputIds_(std::move(inputIds)),
+      outputIds_(std::move(outputIds)) {
+  copySource_.assign(outputIds_.size(), -1);
+  outputBytes_.assign(outputIds_.size(), 0);
+  load(options);
+}
+
+void Executable::load(const CodegenOptions &options) {
+  Driver &d = d_;
+  CodegenOptions o = options;
+  o.block = kDefaultBlock; // the launch below uses it
+  source_ = emitProgram(specs_, o);
   std::vector<unsigned> external = inputIds_;
   external.insert(external.end(), outputIds_.begin(), outputIds_.end());
   plan_ = planMemory(specs_, external);
   uint64_t maxBlocks = static_cast<uint64_t>(std::max(1, d.smCount)) * (2048 / kDefaultBlock);
   for (const KernelSpec &k : specs_)
     configs_.push_back(k.launchConfig(kDefaultBlock, maxBlocks));
-  std::string cubin = cachedCubin(source_, compileArch(target));
+  std::string cubin = cachedCubin(source_, compileArch(deviceTarget(d, options.archSpecific)));
   d.check(d.cuModuleLoadData(&module_, cubin.data()),
           "loading the compiled kernels (cuModuleLoadData)");
   try { // a constructor that throws runs no destructor: give back what is held so far
@@ -60,6 +80,7 @@ Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options)
       d.check(d.cuMemAlloc_v2(&arena_, plan_.peakBytes), "allocating the intermediate arena");
   } catch (...) {
     d.cuModuleUnload(module_);
+    module_ = nullptr;
     throw;
   }
   args_.resize(specs_.size());

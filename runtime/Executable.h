@@ -16,10 +16,20 @@
 
 namespace kfuse::runtime {
 
+/// The codegen target of the device `d` (arch-specific features when `archSpecific`).
+codegen::Target deviceTarget(const Driver &d, bool archSpecific = true);
+
 class Executable {
 public:
-  /// `options` choose codegen variants (block size stays codegen::kDefaultBlock).
-  Executable(Driver &d, const Graph &g, const codegen::CodegenOptions &options = {});
+  /// `options` choose codegen variants (block size stays codegen::kDefaultBlock); GEMM
+  /// kernels take `tuning`'s measured configurations where it has their problem.
+  Executable(Driver &d, const Graph &g, const codegen::CodegenOptions &options = {},
+             const codegen::GemmTuning *tuning = nullptr);
+  /// Kernels given as specs (KernelSpec::index = position), every tensor they read or write
+  /// an external buffer, bound in the order of `inputIds` and `outputIds`: the autotuner's
+  /// candidates, each launched alone.
+  Executable(Driver &d, std::vector<codegen::KernelSpec> specs, std::vector<unsigned> inputIds,
+             std::vector<unsigned> outputIds, const codegen::CodegenOptions &options = {});
   ~Executable();
   Executable(const Executable &) = delete;
   Executable &operator=(const Executable &) = delete;
@@ -47,6 +57,9 @@ public:
   void replay(CUstream stream);
 
 private:
+  /// Generates, compiles and loads specs_ (inputIds_/outputIds_ set): the memory plan, the
+  /// launch configurations, the module and its functions, the arena.
+  void load(const codegen::CodegenOptions &options);
   CUDA_KERNEL_NODE_PARAMS nodeParams(unsigned k);
 
   Driver &d_;

@@ -28,7 +28,10 @@ Program::Program(const Graph &g, const ProgramOptions &o) {
   }
   CacheStats before = cacheStats();
   auto t0 = std::chrono::steady_clock::now();
-  exe_ = std::make_unique<Executable>(d, *plan_);
+  codegen::GemmTuning tuning;
+  if (o.autotune)
+    tuning = autotuneGemms(d, *plan_, &autotuned_);
+  exe_ = std::make_unique<Executable>(d, *plan_, codegen::CodegenOptions{}, &tuning);
   compileLoadMs_ =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   cacheUse_ = minus(cacheStats(), before);

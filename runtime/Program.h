@@ -10,6 +10,7 @@
 ///   ProgramTiming t = p.bench(inputs, parseDevice("h200"));
 #include "ir/Graph.h"
 #include "ir/Tensor.h"
+#include "runtime/Autotune.h"
 #include "runtime/Benchmark.h"
 #include "runtime/Executable.h"
 #include "runtime/KernelCache.h"
@@ -21,7 +22,8 @@
 namespace kfuse::runtime {
 
 struct ProgramOptions {
-  bool fuse = true; ///< false: every op its own kernel (the unfused plan)
+  bool fuse = true;      ///< false: every op its own kernel (the unfused plan)
+  bool autotune = false; ///< measure the GEMM kernels' configurations first (Autotune.h)
 };
 
 class Program {
@@ -39,6 +41,8 @@ public:
   double compileLoadMs() const { return compileLoadMs_; }
   /// Where the cubin came from: the in-memory cache, the disk cache or NVRTC.
   const CacheStats &cacheUse() const { return cacheUse_; }
+  /// What the autotuner measured or found in its cache (empty without `autotune`).
+  const std::vector<AutotuneResult> &autotuned() const { return autotuned_; }
   /// Ids (in plan()) of every value a kernel stores, graph outputs and intermediates.
   const std::vector<unsigned> &storedValues() const { return stored_; }
 
@@ -63,6 +67,7 @@ private:
   double compileLoadMs_ = 0;
   CacheStats cacheUse_;
   std::vector<unsigned> stored_;
+  std::vector<AutotuneResult> autotuned_;
 };
 
 } // namespace kfuse::runtime

@@ -1,6 +1,7 @@
 // `kfuse run G.kf`: executes a graph on inputs from .npy files (or random ones) and writes
 // its outputs as .npy files. On the GPU through runtime::Program (plan, compile, load, run,
 // check, time); with --cpu on the reference interpreter.
+#include <algorithm>
 #include "ir/Error.h"
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
@@ -29,7 +30,7 @@ struct RunOptions {
   std::string outputsDir; ///< empty: print the summary only
   uint64_t seed = 0;
   bool cpu = false;
-  bool check = false, bench = false, noFusion = false, noGraph = false;
+  bool check = false, bench = false, noFusion = false, noGraph = false, autotune = false;
   std::string device = "h200"; ///< the device the benchmark's predictions are for
   int reps = 30;
 };
@@ -56,6 +57,8 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
            "time each kernel and the program against a device copy, predicted vs measured");
   cli.flag("--no-fusion", "run the unfused plan: every op its own kernel");
   cli.flag("--no-graph", "launch the kernels one by one on a stream instead of one CUDA graph");
+  cli.flag("--autotune", "time every configuration of each GEMM kernel first and keep the "
+                         "fastest (cached in KFUSE_CACHE_DIR)");
   cli.option("--device", "NAME",
              "device the --bench predictions are for: h100, h200 (default) or NAME:TBps:TFLOPs");
   cli.option("--reps", "N", "timed repetitions per measurement for --bench (median; default 30)");
@@ -65,6 +68,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   opts.bench = cli.has("--bench");
   opts.noFusion = cli.has("--no-fusion");
   opts.noGraph = cli.has("--no-graph");
+  opts.autotune = cli.has("--autotune");
   if (cli.has("--device"))
     opts.device = cli.value("--device");
   if (cli.has("--reps"))
@@ -81,7 +85,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
     return cli.badArgs("--inputs needs a folder");
   if (cli.has("--cpu"))
     for (const char *gpuOnly :
-         {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps"})
+         {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps", "--autotune"})
       if (cli.has(gpuOnly))
         return cli.badArgs(
             fmt::format("{} is for GPU runs; --cpu runs the reference interpreter", gpuOnly));
@@ -139,11 +143,33 @@ void printSummary(const Graph &g, const std::vector<Tensor> &outputs) {
     fmt::print("{}: {}\n", outputName(g, i), summarize(outputs[i]));
 }
 
+/// What --autotune measured: per tuned GEMM problem, the candidates fastest first (the
+/// heuristic's choice marked), or the choice the cache held.
+void printAutotune(const runtime::Program &p) {
+  for (const runtime::AutotuneResult &r : p.autotuned()) {
+    if (r.fromCache) {
+      fmt::print("autotune {}: {} (cached choice for {})\n", r.kernel, r.tried[0].config, r.key);
+      continue;
+    }
+    fmt::print("autotune {}: {} configurations for {}\n", r.kernel, r.tried.size(), r.key);
+    std::vector<size_t> order(r.tried.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    auto key = [&](size_t i) { return r.tried[i].us < 0 ? 1e300 : r.tried[i].us; };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    for (size_t i : order)
+      fmt::print("  {:>10} {}{}{}\n",
+                 r.tried[i].us < 0 ? std::string("failed") : fmt::format("{:.1f} us", r.tried[i].us),
+                 r.tried[i].config, i == 0 ? "  [heuristic]" : "", i == r.chosen ? "  [chosen]" : "");
+  }
+}
+
 /// Runs `g` on the GPU as the options say; prints what was compiled, the check and the
 /// benchmark. Returns the outputs.
 std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
                              const RunOptions &opts) {
-  runtime::Program p(g, {.fuse = !opts.noFusion});
+  runtime::Program p(g, {.fuse = !opts.noFusion, .autotune = opts.autotune});
+  printAutotune(p);
   const runtime::CacheStats &c = p.cacheUse();
   fmt::print("{}: {} kernel{} ({}), compiled and loaded in {:.2f} ms ({})\n", g.name(),
              p.numKernels(), p.numKernels() == 1 ? "" : "s",
@@ -168,7 +194,7 @@ std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
     fmt::print("measured / predicted: {:.2f}\n",
                mine.predictedMs > 0 ? ms / mine.predictedMs : 0.0);
     if (!opts.noFusion) {
-      runtime::Program unfused(g, {.fuse = false});
+      runtime::Program unfused(g, {.fuse = false, .autotune = opts.autotune});
       runtime::ProgramTiming other = unfused.bench(inputs, dev, t);
       double otherMs = other.graphMs >= 0 && !opts.noGraph ? other.graphMs : other.streamMs;
       fmt::print(

@@ -1,0 +1,102 @@
+// The autotuner on the device: every candidate of each GEMM problem is launched and timed,
+// the fastest is kept and cached, the tuned program still computes what the interpreter
+// does, and a second run takes the cached choice without measuring.
+#include "GpuHarness.h"
+#include "codegen/GemmTuning.h"
+#include "ir/Builder.h"
+#include "ir/Random.h"
+#include "runtime/Program.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <unistd.h>
+
+using namespace kfuse;
+
+TEST_CASE("autotune: every candidate timed, the fastest kept and cached, results unchanged",
+          "[gpu][gemm][tune]") {
+  runtime::Driver &d = runtime::Driver::require();
+  // A cache folder of this test's own, so the first run measures.
+  namespace fs = std::filesystem;
+  const char *old = std::getenv("KFUSE_CACHE_DIR");
+  std::string keep = old ? old : "";
+  fs::path dir = fs::temp_directory_path() / fmt::format("kfuse-autotune-test-{}", ::getpid());
+  fs::remove_all(dir);
+  ::setenv("KFUSE_CACHE_DIR", dir.c_str(), 1);
+  struct Restore {
+    std::string keep;
+    bool had;
+    fs::path dir;
+    ~Restore() {
+      if (had)
+        ::setenv("KFUSE_CACHE_DIR", keep.c_str(), 1);
+      else
+        ::unsetenv("KFUSE_CACHE_DIR");
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } restore{keep, old != nullptr, dir};
+
+  // Two GEMM kernels: a decode-sized one (M = 4) and a prefill-sized one (wgmma on sm_90a,
+  // mma.sync elsewhere), both with epilogues.
+  Graph g("tune");
+  Value x = g.input("x", DType::BF16, {4, 2048});
+  Value w = g.input("w", DType::BF16, {2048, 1024});
+  g.output(relu(matmul(x, w) + g.input("b", DType::BF16, {1024})));
+  Value p = g.input("p", DType::BF16, {384, 512});
+  Value q = g.input("q", DType::BF16, {640, 512});
+  g.output(silu(matmul(p, q, {false, true})) * 0.5);
+  std::vector<Tensor> inputs = randomInputs(g, 5);
+
+  runtime::Program tuned(g, {.autotune = true});
+  const auto &res = tuned.autotuned();
+  REQUIRE(res.size() == 2);
+  codegen::Target t = runtime::deviceTarget(d);
+  for (const runtime::AutotuneResult &r : res) {
+    INFO(r.kernel << ": " << r.key);
+    CHECK_FALSE(r.fromCache);
+    REQUIRE(r.tried.size() >= 4);
+    REQUIRE(r.chosen < r.tried.size());
+    for (const auto &c : r.tried) {
+      INFO(c.config << ": " << c.us << " us");
+      CHECK(c.us > 0); // every candidate launched
+      CHECK(r.tried[r.chosen].us <= c.us);
+    }
+  }
+  // The program runs the chosen configurations, says so, and matches the interpreter.
+  unsigned tunedKernels = 0;
+  for (const codegen::KernelSpec &k : tuned.executable().specs())
+    if (k.gemm) {
+      ++tunedKernels;
+      CHECK(k.gemm->why.rfind("autotuned on " + d.deviceName, 0) == 0);
+      bool listed = false;
+      for (const runtime::AutotuneResult &r : res)
+        listed |= r.tried[r.chosen].config == k.gemm->describe() &&
+                  r.key == codegen::gemmProblemKey(*k.gemm, t);
+      CHECK(listed);
+    }
+  CHECK(tunedKernels == 2);
+  std::vector<Tensor> out = tuned.run(inputs);
+  CHECK(tuned.check(inputs, out) == "");
+
+  // Again: from the cache, the same choices, nothing measured.
+  runtime::Program again(g, {.autotune = true});
+  REQUIRE(again.autotuned().size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(again.autotuned()[i].fromCache);
+    CHECK(again.autotuned()[i].tried[0].config == res[i].tried[res[i].chosen].config);
+  }
+  std::vector<Tensor> out2 = again.run(inputs);
+  CHECK(again.check(inputs, out2) == "");
+  // A damaged cache entry is measured again, not trusted.
+  for (const auto &e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("autotune-", 0) == 0) {
+      std::ofstream(e.path(), std::ios::trunc) << "kfuse-autotune-v1\ngarbage\n";
+    }
+  runtime::Program third(g, {.autotune = true});
+  for (const runtime::AutotuneResult &r : third.autotuned())
+    CHECK_FALSE(r.fromCache);
+}
