@@ -167,16 +167,24 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
         const bool vec = N % 8 == 0 && (reinterpret_cast<unsigned long long>(out) & 15) == 0;
 #pragma unroll
         for (int cc = 0; cc < BN / 64; ++cc) {
+          // All 32 values first, then the shared-memory writes: the epilogue's global loads
+          // (bias, residual) are then all in flight together, none waits behind a store.
+          unsigned pk[8][2];
 #pragma unroll
           for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const int j = cc * 8 + jj, r = g + 8 * h, m = row0 + r, n = n0 + j * 8 + t4 * 2;
+              const int j = cc * 8 + jj, m = row0 + g + 8 * h, n = n0 + j * 8 + t4 * 2;
               const unsigned long long i = cbase + (unsigned long long)m * N + n;
               const unsigned v0 = m < M && n < N ? epi.value(i, acc[j * 4 + 2 * h]) : 0;
               const unsigned v1 = m < M && n + 1 < N ? epi.value(i + 1, acc[j * 4 + 2 * h + 1]) : 0;
-              *reinterpret_cast<unsigned *>(buf + r * LD + jj * 8 + t4 * 2) = v0 | v1 << 16;
+              pk[jj][h] = v0 | v1 << 16;
             }
+#pragma unroll
+          for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              *reinterpret_cast<unsigned *>(buf + (g + 8 * h) * LD + jj * 8 + t4 * 2) = pk[jj][h];
           __syncwarp();
 #pragma unroll
           for (int p = 0; p < 4; ++p) {
