@@ -1,6 +1,7 @@
 #include "codegen/CudaCodegen.h"
 
 #include "codegen/DecodeGemm.h"
+#include "codegen/TmaCodegen.h"
 #include "codegen/Emitter.h"
 #include "codegen/GemmCodegen.h"
 #include "codegen/WgmmaCodegen.h"
@@ -517,6 +518,10 @@ std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptio
   }
   if (anyGemm)
     out += gemmPrelude(); // only programs with a matmul carry the GEMM templates
+  if (std::any_of(specs.begin(), specs.end(), [](const KernelSpec &k) {
+        return k.gemm && (k.gemm->kernel == GemmKernel::Wgmma || k.gemm->kernel == GemmKernel::Decode);
+      }))
+    out += tmaPrelude(); // tensor maps and mbarriers: the Hopper and decode kernels take them
   if (!wgmmaWidths.empty()) {
     std::sort(wgmmaWidths.begin(), wgmmaWidths.end());
     out += wgmmaPrelude(wgmmaWidths); // and only those with a Hopper GEMM its templates

@@ -68,9 +68,12 @@ static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
 #endif
 }
 
-template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, class Epi>
+// TMB (sm_90): B arrives by TMA instead, one thread issuing each stage's boxes (128-byte
+// swizzle: 64 columns of [K, N] x BK rows, or 64 of K x BN rows of [N, K]) on the stage's
+// mbarrier, `zb` its matrix in the tensor map; ldmatrix then reads the swizzled rows.
+template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, bool TMB, class Epi>
 static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__restrict__ A, const unsigned short *__restrict__ B,
-                                                      unsigned long long cbase, const Epi &epi) {
+                                                      const kf_tmap *tmB, int zb, unsigned long long cbase, const Epi &epi) {
   constexpr int THREADS = 32 * WARPS, NI = BN / 8, KSW = BK / 16 / WARPS;
   static_assert(M >= 1 && M <= 16 && BN % 16 == 0 && BK % (16 * WARPS) == 0 && KS >= 1 && ST >= 2, "decode tile");
   constexpr int MC = (M + 7) / 8 * 8; // A^T: its M columns rounded up to whole 8-element chunks
@@ -78,9 +81,15 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   constexpr int B_R = TB ? BN : BK, B_C = TB ? BK : BN, B_LD = B_C + 8;
   constexpr int A_ST = A_R * A_LD, B_ST = B_R * B_LD;
   constexpr int KT = (K + BK - 1) / BK, KTC = (KT + KS - 1) / KS, E = M * BN;
-  static_assert(WARPS * E * 4 <= ST * (A_ST + B_ST) * 2, "the partial sums reuse the ring");
+  constexpr int B_TMA = BK * BN; // elements of a TMA stage (dense, swizzled)
+  static_assert(WARPS * E * 4 <= ST * (A_ST + (TMB ? B_TMA : B_ST)) * 2, "the partial sums reuse the ring");
+  static_assert(!TMB || (BN % 64 == 0 && BK % 64 == 0), "TMA boxes are 64 elements wide");
   extern __shared__ __align__(16) unsigned short kf_smem[];
-  unsigned short *sA = kf_smem, *sB = kf_smem + ST * A_ST;
+  // cp.async: A's ring, then B's. TMA: B's ring at the first 1 KB boundary (the swizzle
+  // atom), A's after it, then one mbarrier per stage.
+  unsigned short *const aligned = kf_smem + (TMB ? ((1024u - (kf_saddr(kf_smem) & 1023u)) & 1023u) / 2 : 0);
+  unsigned short *sA = TMB ? aligned + ST * B_TMA : kf_smem, *sB = TMB ? aligned : kf_smem + ST * A_ST;
+  const unsigned bars = kf_saddr(sA + ST * A_ST);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int n0 = blockIdx.x * BN;
   const int rank = KS > 1 ? (int)kf_cluster_rank() : 0;
@@ -96,16 +105,43 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
     for (int i = tid; i < ST * Z; i += THREADS)
       *reinterpret_cast<uint4 *>(sA + (i / Z) * A_ST + M * A_LD + (i % Z) * 8) = make_uint4(0, 0, 0, 0);
   }
+  if constexpr (TMB) {
+    if (tid == 0) {
+      for (int s = 0; s < ST; ++s)
+        kf_mbar_init(bars + 8 * s, 1); // the issuing thread's arrive, plus the stage's bytes
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+  }
   auto load = [&](int s, int kt) {
     const int k0 = kt * BK;
     if (TA)
       kf_tile_load<BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
     else
       kf_tile_load<M, BK, A_LD, M, K, THREADS>(sA + s * A_ST, A, 0, k0);
-    if (TB)
+    if constexpr (TMB) {
+      if (tid == 0) {
+        const unsigned bar = bars + 8 * s, dst = kf_saddr(sB + s * B_TMA);
+        kf_mbar_expect(bar, BK * BN * 2);
+        if (TB) {
+#pragma unroll
+          for (int h = 0; h < BK / 64; ++h)
+            kf_tma3(dst + h * BN * 128, tmB, k0 + 64 * h, n0, zb, bar);
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)
+            kf_tma3(dst + j * BK * 128, tmB, n0 + 64 * j, k0, zb, bar);
+        }
+      }
+    } else if (TB) {
       kf_tile_load<BN, BK, B_LD, N, K, THREADS>(sB + s * B_ST, B, n0, k0);
-    else
+    } else {
       kf_tile_load<BK, BN, B_LD, K, N, THREADS>(sB + s * B_ST, B, k0, n0);
+    }
+  };
+  // Byte offset of (row, col) in a swizzled TMA stage of boxes `boxBytes` apart, 64 columns
+  // (128 bytes) per box row: the 16-byte chunk index is XORed with the row within 8.
+  auto swz = [](int row, int col, int boxBytes) {
+    return (col / 64) * boxBytes + row * 128 + ((((col % 64) / 8) ^ (row & 7)) << 4);
   };
   float acc[NI][4];
 #pragma unroll
@@ -123,10 +159,13 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   for (int i = 0; i < nt; ++i) {
     kf_cp_wait<ST - 2>();
     __syncthreads(); // tile i landed for all; every warp is done with tile i-1's stage
+    if constexpr (TMB)
+      kf_mbar_wait(bars + 8 * (i % ST), (i / ST) & 1);
     if (i + ST - 1 < nt)
       load((i + ST - 1) % ST, kt0 + i + ST - 1);
     kf_cp_commit();
-    const unsigned short *a = sA + (i % ST) * A_ST, *b = sB + (i % ST) * B_ST;
+    const unsigned short *a = sA + (i % ST) * A_ST, *b = sB + (i % ST) * (TMB ? B_TMA : B_ST);
+    const unsigned bs = kf_saddr(b);
 #pragma unroll
     for (int w = 0; w < KSW; ++w) {
       const int kk = (w * WARPS + warp) * 16;
@@ -138,7 +177,11 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
 #pragma unroll
       for (int j = 0; j < NI; j += 2) {
         unsigned r[4];
-        if (TB)
+        if (TB && TMB)
+          kf_ldm4(r, bs + swz(j * 8 + (mat >> 1) * 8 + r8, kk + (mat & 1) * 8, BN * 128));
+        else if (TMB)
+          kf_ldm4t(r, bs + swz(kk + (mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8, BK * 128));
+        else if (TB)
           kf_ldm4(r, kf_saddr(b + (j * 8 + (mat >> 1) * 8 + r8) * B_LD + kk + (mat & 1) * 8));
         else
           kf_ldm4t(r, kf_saddr(b + (kk + (mat & 1) * 8 + r8) * B_LD + j * 8 + (mat >> 1) * 8));
@@ -154,7 +197,7 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   }
   kf_cp_wait<0>();
   __syncthreads(); // every warp is done with the ring: it now holds the partial sums
-  float *red = reinterpret_cast<float *>(kf_smem); // [WARPS][M][BN]
+  float *red = reinterpret_cast<float *>(aligned); // [WARPS][M][BN]
   const int g = lane / 4, t4 = lane % 4;
 #pragma unroll
   for (int j = 0; j < NI; ++j)
@@ -213,13 +256,15 @@ bool decodeApplies(const GemmSpec &s, const Target &target) {
 /// or BN x BK for trans_b), rows padded by 8 elements for conflict-free ldmatrix.
 size_t decodeSharedBytes(const GemmSpec &s) {
   size_t a = s.transA ? size_t(s.bk) * (16 + 8) : size_t(16) * (s.bk + 8);
+  if (s.tensorMaps()) // B by TMA: dense swizzled stages from a 1 KB boundary, mbarriers
+    return 1024 + s.stages * (size_t(s.bk) * s.bn + a) * 2 + 8 * s.stages;
   size_t b = s.transB ? size_t(s.bn) * (s.bk + 8) : size_t(s.bk) * (s.bn + 8);
   return s.stages * (a + b) * 2;
 }
 
 std::string decodeDescribe(const GemmSpec &s) {
-  return fmt::format("decode tensor-core mma.sync {}x{}x{}, {}, {} stages, {} warps", s.bm, s.bn,
-                     s.bk, s.ks > 1 ? fmt::format("K split over a {}-CTA cluster", s.ks)
+  return fmt::format("decode tensor-core mma.sync {}x{}x{}{}, {}, {} stages, {} warps", s.bm, s.bn,
+                     s.bk, s.tensorMaps() ? " (B by TMA)" : "", s.ks > 1 ? fmt::format("K split over a {}-CTA cluster", s.ks)
                                     : std::string("no K split"),
                      s.stages, s.warpsN);
 }
@@ -230,8 +275,13 @@ static double ctasPerSM(const Target &t, size_t sharedBytes) {
   return std::max(1.0, std::floor(perSM * 1024 / double(sharedBytes + 1024)));
 }
 
+bool decodeTmaValid(const GemmSpec &s, const Target &target) {
+  return target.sm >= 90 && (s.transB ? s.K : s.N) % 8 == 0 && s.K < (int64_t(1) << 32) &&
+         s.N < (int64_t(1) << 32) && double(s.K) * double(s.N) * 2 < 0x1p40;
+}
+
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned stages,
-                     unsigned ks, unsigned warps) {
+                     unsigned ks, unsigned warps, bool tma) {
   s.kernel = GemmKernel::Decode;
   s.bm = 16;
   s.bn = bn;
@@ -240,6 +290,10 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned st
   s.warpsN = warps;
   s.stages = stages;
   s.ks = ks;
+  s.tmaB = TmaOperand{};
+  if (tma) // boxes of 64 columns x BK rows of [K, N], or 64 of K x BN rows of [N, K]
+    s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), bn)
+                      : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 128);
   const double slots = std::min(2.0, ctasPerSM(target, s.sharedBytes())) * target.smCount;
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
   const double ctas = units * s.ks;
@@ -271,7 +325,7 @@ void chooseDecode(GemmSpec &s, const Target &target) {
   // in flight per CTA, 96 KB per SM, well above the ~25 KB per SM that Little's law asks
   // for at ~4 TB/s and ~0.8 us); 3 below (two CTAs in an A100's 164 KB; one fits the
   // 99 KB of sm_86/89).
-  configureDecode(s, target, 64, target.sm >= 90 ? 4 : 3, 1, 4);
+  configureDecode(s, target, 64, target.sm >= 90 ? 4 : 3, 1, 4, false);
   const double slots = 2.0 * double(target.smCount);
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
   // Memory-bound: what matters is that every wave of CTAs is (nearly) full, so pick the
@@ -291,7 +345,7 @@ void chooseDecode(GemmSpec &s, const Target &target) {
       best = ks;
       bestEff = efficiency(ks);
     }
-  configureDecode(s, target, 64, s.stages, best, 4);
+  configureDecode(s, target, 64, s.stages, best, 4, false);
 }
 
 std::string decodeKernelAttributes(const GemmSpec &s) {
@@ -302,9 +356,9 @@ std::string decodeKernelAttributes(const GemmSpec &s) {
 
 std::string decodeGemmCall(const GemmSpec &s, const std::string &head, const std::string &epiType,
                            const std::string &args) {
-  return fmt::format("kf_gemm_decode<{}, {}, {}, {}, {}, {}, {}, {}>({});", head,
-                     s.transB ? "true" : "false", s.bn, s.bk, s.stages, s.warpsN, s.ks, epiType,
-                     args);
+  return fmt::format("kf_gemm_decode<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head,
+                     s.transB ? "true" : "false", s.bn, s.bk, s.stages, s.warpsN, s.ks,
+                     s.tensorMaps() ? "true" : "false", epiType, args);
 }
 
 } // namespace kfuse::codegen

@@ -18,8 +18,11 @@ bool decodeApplies(const GemmSpec &s, const Target &target);
 void chooseDecode(GemmSpec &s, const Target &target);
 /// A Decode spec with BN columns per CTA, `stages`, a K split over `ks` CTAs and `warps`
 /// warps (BK = 128 of K per stage; 128 / 16 must divide by `warps`).
+/// With `tma` (decodeTmaValid), B streams through the bulk tensor copy engine.
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned stages,
-                     unsigned ks, unsigned warps);
+                     unsigned ks, unsigned warps, bool tma);
+/// Whether B can stream by TMA on `target`: sm_90, 16-byte rows, TMA's size limits.
+bool decodeTmaValid(const GemmSpec &s, const Target &target);
 /// Whether K can be split over a cluster of `ks` CTAs on `target` (no rank without work).
 bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks);
 size_t decodeSharedBytes(const GemmSpec &s);

@@ -435,8 +435,10 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
                 "kf_tmap tmA, const __grid_constant__ kf_tmap tmB, {})",
                 s.threads(), k.mangled, kernelPointerParams(k));
   else
-    e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({})", s.threads(),
-                decodeKernelAttributes(s), k.mangled, kernelPointerParams(k));
+    e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({}{})", s.threads(),
+                decodeKernelAttributes(s), k.mangled,
+                s.tensorMaps() ? "const __grid_constant__ kf_tmap tmB, " : "",
+                kernelPointerParams(k));
   if (k.numel() == 0) { // nothing to compute (M, N or a batch dim is 0): never launched, and
     e.line("// no elements: the runtime never launches it"); // no template takes M = 0
     e.closeScope();
@@ -476,8 +478,16 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
     else
       e.line("kf_gemv_kn<{}, {}, {}, {}>({});", head, s.bn, s.threads(), k.mangled + "_epi", ops);
     break;
-  case GemmKernel::Decode:
-    e.line("{}", decodeGemmCall(s, head, k.mangled + "_epi", ops));
+  case GemmKernel::Decode: // B's tensor map and its matrix for batch z, when B is by TMA
+    e.line("{}", decodeGemmCall(s, head, k.mangled + "_epi",
+                                fmt::format("in0 + ({}), in1 + ({}), {}, (unsigned long long)z * "
+                                            "{}ull, epi",
+                                            batchOffset(s, s.strideA), batchOffset(s, s.strideB),
+                                            s.tensorMaps() ? fmt::format("&tmB, (int)({})",
+                                                                         batchOffset(s, s.strideB,
+                                                                                     s.K * s.N))
+                                                           : std::string("nullptr, 0"),
+                                            s.M * s.N)));
     break;
   }
   e.closeScope();

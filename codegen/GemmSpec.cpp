@@ -98,8 +98,7 @@ static std::vector<int64_t> batchStrides(const Shape &s, const Shape &outBatch) 
   return st;
 }
 
-/// Matrices an operand holds: 1 + the largest matrix index its batch strides reach.
-static uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride,
+uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride,
                                 int64_t mat) {
   uint64_t n = 1;
   for (size_t j = 0; j < stride.size(); ++j)
@@ -107,9 +106,7 @@ static uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &s
   return n;
 }
 
-/// The tensor map of a 16-bit operand stored [rows, cols] per matrix: boxes of 64 columns
-/// (128 bytes, the swizzle width) by `boxRows` rows.
-static TmaOperand tmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows) {
+TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows) {
   TmaOperand t;
   t.dims[0] = cols;
   t.dims[1] = rows;
@@ -150,10 +147,10 @@ void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned
   double tiles =
       double((s.M + s.bm - 1) / s.bm) * double((s.N + s.bn - 1) / s.bn) * double(s.batch());
   s.ctas = static_cast<unsigned>(std::min(tiles, double(target.smCount)));
-  s.tmaA = s.transA ? tmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
-                    : tmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
-  s.tmaB = s.transB ? tmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn)
-                    : tmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
+  s.tmaA = s.transA ? makeTmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
+                    : makeTmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
+  s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn)
+                    : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
   s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
                       dtypeName(s.dtype), tiles, s.bm, s.bn, target.smCount);
 }

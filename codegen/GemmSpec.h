@@ -65,6 +65,11 @@ struct GemmSpec {
   /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
   TmaOperand tmaA, tmaB;
 
+  /// Tensor maps the kernel takes before its pointers: 2 (A, B) for Wgmma, 1 (B) for a
+  /// Decode kernel streaming B by TMA, else 0.
+  unsigned tensorMaps() const {
+    return kernel == GemmKernel::Wgmma ? 2 : kernel == GemmKernel::Decode && tmaB.box[0] ? 1 : 0;
+  }
   /// Wgmma: warpsM = consumer warpgroups (64 rows each), plus one producer warpgroup.
   unsigned threads() const {
     return kernel == GemmKernel::Wgmma ? 128 * (warpsM + 1) : 32 * warpsM * warpsN;
@@ -73,6 +78,13 @@ struct GemmSpec {
   /// "tensor-core mma.sync 128x128x32 x4 stages, 8 warps"
   std::string describe() const;
 };
+
+/// The tensor map of a 16-bit operand stored [rows, cols] per matrix: boxes of 64 columns
+/// (128 bytes, the swizzle width) by `boxRows` rows.
+TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows);
+/// Matrices an operand holds: 1 + the largest matrix index its batch strides reach (`mat`:
+/// elements per matrix).
+uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride, int64_t mat);
 
 /// The GEMM problem of matmul node `mm` and the kernel chosen for it on `target`.
 GemmSpec makeGemmSpec(const Node *mm, const Target &target);

@@ -19,28 +19,6 @@ namespace kfuse::codegen {
 // single 16-bit output is staged per warp in shared memory and stored in 16-byte pieces.
 static const char *kCommon = R"(
 // ---- Hopper GEMM (sm_90a): TMA + mbarrier pipeline, wgmma, warp-specialised.
-struct __align__(64) kf_tmap { unsigned long long v[16]; }; // a CUtensorMap, by value
-static __device__ __forceinline__ void kf_mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void kf_mbar_expect(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-static __device__ __forceinline__ void kf_mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Returns once the phase of parity `parity` has completed.
-static __device__ __forceinline__ void kf_mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile("{\n.reg .pred p;\nKF_WAIT:\n"
-               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-               "@!p bra KF_WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
-}
-// A box of the tensor map at element coordinates (c0 contiguous, c1 rows, c2 matrix),
-// completing on mbarrier `bar`.
-static __device__ __forceinline__ void kf_tma3(unsigned dst, const kf_tmap *map, int c0, int c1, int c2, unsigned bar) {
-  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
-               ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
-}
 static __device__ __forceinline__ void kf_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 static __device__ __forceinline__ void kf_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> static __device__ __forceinline__ void kf_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }

@@ -123,15 +123,18 @@ void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdevic
     for (const SpecOutput &o : specs_[k].outputs)
       a.push_back(where.at(o.tensor.nodeId));
     argPtrs_[k].clear();
-    if (const auto &s = specs_[k].gemm; s && s->kernel == GemmKernel::Wgmma) {
-      // The Hopper GEMM takes A's and B's tensor maps first, by value.
-      tensorMaps_[k][0] =
-          encodeTensorMap(d_, s->tmaA, s->dtype, a[0],
-                          fmt::format("kernel '{}', matmul operand A", specs_[k].name));
+    if (const auto &s = specs_[k].gemm; s && s->tensorMaps()) {
+      // TMA kernels take their tensor maps first, by value: the Hopper GEMM A's and B's,
+      // the decode kernel B's.
+      if (s->tensorMaps() == 2) {
+        tensorMaps_[k][0] =
+            encodeTensorMap(d_, s->tmaA, s->dtype, a[0],
+                            fmt::format("kernel '{}', matmul operand A", specs_[k].name));
+        argPtrs_[k].push_back(&tensorMaps_[k][0]);
+      }
       tensorMaps_[k][1] =
           encodeTensorMap(d_, s->tmaB, s->dtype, a[1],
                           fmt::format("kernel '{}', matmul operand B", specs_[k].name));
-      argPtrs_[k].push_back(&tensorMaps_[k][0]);
       argPtrs_[k].push_back(&tensorMaps_[k][1]);
     }
     for (CUdeviceptr &p : a)
