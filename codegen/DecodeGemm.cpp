@@ -294,7 +294,8 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned st
   if (tma) // boxes of 64 columns x BK rows of [K, N], or 64 of K x BN rows of [N, K]
     s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), bn)
                       : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 128);
-  const double slots = std::min(2.0, ctasPerSM(target, s.sharedBytes())) * target.smCount;
+  const double slots =
+      std::min(tma ? 1.0 : 2.0, ctasPerSM(target, s.sharedBytes())) * target.smCount;
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
   const double ctas = units * s.ks;
   s.why = fmt::format(
@@ -325,15 +326,20 @@ void chooseDecode(GemmSpec &s, const Target &target) {
   // in flight per CTA, 96 KB per SM, well above the ~25 KB per SM that Little's law asks
   // for at ~4 TB/s and ~0.8 us); 3 below (two CTAs in an A100's 164 KB; one fits the
   // 99 KB of sm_86/89).
-  configureDecode(s, target, 64, target.sm >= 90 ? 4 : 3, 1, 4, false);
-  const double slots = 2.0 * double(target.smCount);
+  // On sm_90 B streams by TMA with 8 warps, one CTA per SM: measured on the H200 (device
+  // run 16, bench/results/gemm.md) within 1 us of the fastest of 88 configurations for
+  // M = 1 and 16 in both layouts, and 1.5-5 us faster than cp.async with two CTAs per SM.
+  const bool tma = decodeTmaValid(s, target);
+  const unsigned warps = tma ? 8 : 4;
+  configureDecode(s, target, 64, target.sm >= 90 ? 4 : 3, 1, warps, tma);
+  const double slots = (tma ? 1.0 : 2.0) * double(target.smCount);
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
   // Memory-bound: what matters is that every wave of CTAs is (nearly) full, so pick the
   // cluster size KS (K slices) whose CTA count fills the most of its last wave: efficiency
   // = waves / ceil(waves). A larger KS must beat a smaller one by 2% (each slice adds a
   // pipeline fill and a partial-sum exchange).
-  // [1 or 16, 8192] x [8192, 8192] on 132 SMs: 128 column tiles; KS=1 is 0.48 waves, KS=2
-  // 256 CTAs for 264 slots = 0.97 (KS=4 and 6 are no better): one wave, 4096 of K each.
+  // [1 or 16, 8192] x [8192, 8192] on 132 SMs: 128 column tiles, 0.97 of one wave without
+  // a split (TMA, one CTA per SM); with cp.async (two per SM) KS=2 gives 256 CTAs for 264.
   auto efficiency = [&](double ks) {
     double w = units * ks / slots;
     return w / std::ceil(w);
@@ -345,7 +351,7 @@ void chooseDecode(GemmSpec &s, const Target &target) {
       best = ks;
       bestEff = efficiency(ks);
     }
-  configureDecode(s, target, 64, s.stages, best, 4, false);
+  configureDecode(s, target, 64, s.stages, best, warps, tma);
 }
 
 std::string decodeKernelAttributes(const GemmSpec &s) {

@@ -148,24 +148,29 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
       CHECK(s.bn == 64);
       CHECK(s.bk == 128);
       CHECK(s.stages == 4);
-      CHECK(s.threads() == 128);
-      CHECK(s.ks == 2); // 128 column tiles x 2 = 256 CTAs for 2 x 132 slots
+      CHECK(s.threads() == 256); // 8 warps
+      CHECK(s.tensorMaps() == 1); // B by TMA
+      CHECK(s.ks == 1); // 128 column tiles, one CTA per SM: 0.97 of one wave, no split
       CHECK(s.why.find(fmt::format("M={} <= 16", M)) != std::string::npos);
-      CHECK(s.why.find("256 CTAs for 264 slots") != std::string::npos);
-      CHECK(s.describe().find("K split over a 2-CTA cluster") != std::string::npos);
+      CHECK(s.why.find("128 CTAs for 132 slots") != std::string::npos);
+      CHECK(s.describe().find("(B by TMA), no K split, 4 stages, 8 warps") != std::string::npos);
       LaunchConfig c = k[0].launchConfig(256, 1);
       CHECK(c.grid == 128);
-      CHECK(c.gridY == 2); // the cluster: grid y == cluster size
+      CHECK(c.gridY == 1);
       CHECK(c.gridZ == 1);
-      CHECK(c.block == 128);
-      // 4 stages of A (16 x 136) and B (128 x 72, or 64 x 136 for [N,K]), 2 bytes each;
-      // two CTAs fit an SM's 228 KB.
-      CHECK(c.sharedBytes == 4 * (16 * 136 + (tb ? 64 * 136 : 128 * 72)) * 2);
-      CHECK(2 * c.sharedBytes <= 227 * 1024);
+      CHECK(c.block == 256);
+      // 1 KB to align, 4 stages of B (128 x 64 dense, swizzled) and A (16 x 136), 2 bytes
+      // each, 4 mbarriers.
+      CHECK(c.sharedBytes == 1024 + 4 * (128 * 64 + 16 * 136) * 2 + 4 * 8);
       std::string src = emitProgram(k);
-      CHECK(src.find("__cluster_dims__(1, 2, 1)") != std::string::npos);
-      CHECK(src.find(fmt::format("kf_gemm_decode<2, {}, 8192, 8192, false, {}, 64, 128, 4, 4, 2,",
+      CHECK(src.find("__cluster_dims__") == std::string::npos);
+      CHECK(src.find("const __grid_constant__ kf_tmap tmB") != std::string::npos);
+      CHECK(src.find(fmt::format("kf_gemm_decode<2, {}, 8192, 8192, false, {}, 64, 128, 4, 8, 1, true,",
                                  M, tb ? "true" : "false")) != std::string::npos);
+      // [N, K] with K not a multiple of 8 cannot go by TMA: cp.async, two CTAs per SM.
+      auto odd = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8190, {false, true}), h100);
+      CHECK(odd[0].gemm->tensorMaps() == 0);
+      CHECK(odd[0].gemm->ks == 2);
       // sm_80: no clusters, so no K split, 3 stages (two CTAs in an A100 SM's 164 KB).
       auto k80 = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8192, {false, tb}), a100);
       CHECK(k80[0].gemm->kernel == GemmKernel::Decode);
@@ -175,10 +180,13 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
       CHECK(k80[0].gemm->why.find("no thread-block clusters before sm_90") != std::string::npos);
       CHECK(emitProgram(k80).find("__cluster_dims__") == std::string::npos);
     }
-  // f16 too; the cluster size follows the grid: 4096 columns give 64 tiles, so KS=4.
+  // f16 too; the cluster size follows the grid: 4096 columns give 64 tiles, so KS=2 with
+  // one (TMA) CTA per SM, KS=4 with two (cp.async, K = 4092 not a multiple of 8).
   auto h = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4096, {false, true}), h100);
   CHECK(h[0].gemm->kernel == GemmKernel::Decode);
-  CHECK(h[0].gemm->ks == 4);
+  CHECK(h[0].gemm->ks == 2);
+  auto h2 = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4092, {false, true}), h100);
+  CHECK(h2[0].gemm->ks == 4);
   // Small K: no rank may be left without a k tile (K=9: one tile, so no split).
   auto small = buildKernelSpecs(*biasRelu(bf16, 3, 200, 9), h100);
   CHECK(small[0].gemm->kernel == GemmKernel::Decode);
@@ -329,7 +337,8 @@ TEST_CASE("NVRTC compiles decode GEMM variants: clusters and DSMEM on sm_90, non
     CHECK(p.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
     CHECK(p.ptx.find("cp.async.cg.shared.global") != std::string::npos);
     bool cluster = sm >= 90;
-    CHECK((p.ptx.find(".reqnctapercluster 1, 2, 1") != std::string::npos) == cluster);
+    CHECK((p.ptx.find(".reqnctapercluster 1, ") != std::string::npos) == cluster);
+    CHECK((p.ptx.find("cp.async.bulk.tensor.3d") != std::string::npos) == cluster); // TMA B
     CHECK((p.ptx.find("mapa.shared::cluster.u32") != std::string::npos) == cluster);
     CHECK((p.ptx.find("ld.shared::cluster.f32") != std::string::npos) == cluster);
     CHECK((p.ptx.find("barrier.cluster.arrive.release.aligned") != std::string::npos) == cluster);
