@@ -276,6 +276,9 @@ static double ctasPerSM(const Target &t, size_t sharedBytes) {
 }
 
 bool decodeTmaValid(const GemmSpec &s, const Target &target) {
+  // Nothing to stream (an empty dim: the kernel is never launched) needs no tensor map.
+  if (s.K <= 0 || s.N <= 0 || s.batch() <= 0)
+    return false;
   return target.sm >= 90 && (s.transB ? s.K : s.N) % 8 == 0 && s.K < (int64_t(1) << 32) &&
          s.N < (int64_t(1) << 32) && double(s.K) * double(s.N) * 2 < 0x1p40;
 }

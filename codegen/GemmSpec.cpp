@@ -101,6 +101,8 @@ static std::vector<int64_t> batchStrides(const Shape &s, const Shape &outBatch) 
 uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride,
                                 int64_t mat) {
   uint64_t n = 1;
+  if (mat == 0) // an empty matrix: its batch strides are 0 as well
+    return n;
   for (size_t j = 0; j < stride.size(); ++j)
     n += uint64_t(s.batchShape[j] - 1) * uint64_t(stride[j] / mat);
   return n;

@@ -187,6 +187,15 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
   CHECK(h[0].gemm->ks == 2);
   auto h2 = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4092, {false, true}), h100);
   CHECK(h2[0].gemm->ks == 4);
+  // Empty K or N (found by BuilderFuzzer: the TMA map's matrix count divided by K x N = 0):
+  // a decode kernel without a tensor map, never launched.
+  for (auto [N, K] : std::vector<std::pair<int64_t, int64_t>>{{200, 0}, {0, 64}, {0, 0}}) {
+    auto e = buildKernelSpecs(*biasRelu(bf16, 3, N, K, {false, true}), h100);
+    CHECK(e[0].gemm->kernel == GemmKernel::Decode);
+    CHECK(e[0].gemm->tensorMaps() == 0);
+    for (const GemmSpec &c : gemmCandidates(*e[0].gemm, h100))
+      CHECK(c.tensorMaps() == 0);
+  }
   // Small K: no rank may be left without a k tile (K=9: one tile, so no split).
   auto small = buildKernelSpecs(*biasRelu(bf16, 3, 200, 9), h100);
   CHECK(small[0].gemm->kernel == GemmKernel::Decode);
