@@ -68,6 +68,34 @@ static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
 #endif
 }
 
+// Applies the epilogue to elements [e0, e1) (e = m * BN + column) of this CTA's M x BN
+// result, sum(e) giving each one's accumulated value, PER elements per thread. A single 16-bit
+// output takes all of a thread's values before any store, so the epilogue's global loads
+// (bias, residual) are in flight together rather than one L2 round trip per element.
+template <int PER, int BN, int N, int THREADS, class Epi, class Sum>
+static __device__ __forceinline__ void kf_decode_epilogue(int e0, int e1, int n0, unsigned long long cbase, const Epi &epi, const Sum &sum) {
+  if constexpr (Epi::staged) {
+    unsigned short v[PER];
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+      const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
+      v[p] = e < e1 && n < N ? epi.value(cbase + (unsigned long long)(e / BN) * N + n, sum(e)) : 0;
+    }
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+      const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
+      if (e < e1 && n < N)
+        epi.out()[cbase + (unsigned long long)(e / BN) * N + n] = v[p];
+    }
+  } else {
+    for (int e = e0 + (int)threadIdx.x; e < e1; e += THREADS) {
+      const int n = n0 + e % BN;
+      if (n < N)
+        epi(cbase + (unsigned long long)(e / BN) * N + n, sum(e));
+    }
+  }
+}
+
 // TMB (sm_90): B arrives by TMA instead, one thread issuing each stage's boxes (128-byte
 // swizzle: 64 columns of [K, N] x BK rows, or 64 of K x BN rows of [N, K]) on the stage's
 // mbarrier, `zb` its matrix in the tensor map; ldmatrix then reads the swizzled rows.
@@ -82,7 +110,7 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   constexpr int A_ST = A_R * A_LD, B_ST = B_R * B_LD;
   constexpr int KT = (K + BK - 1) / BK, KTC = (KT + KS - 1) / KS, E = M * BN;
   constexpr int B_TMA = BK * BN; // elements of a TMA stage (dense, swizzled)
-  static_assert(WARPS * E * 4 <= ST * (A_ST + (TMB ? B_TMA : B_ST)) * 2, "the partial sums reuse the ring");
+  static_assert(WARPS * M * (BN + 8) * 4 <= ST * (A_ST + (TMB ? B_TMA : B_ST)) * 2, "the partial sums reuse the ring");
   static_assert(!TMB || (BN % 64 == 0 && BK % 64 == 0), "TMA boxes are 64 elements wide");
   extern __shared__ __align__(16) unsigned short kf_smem[];
   // cp.async: A's ring, then B's. TMA: B's ring at the first 1 KB boundary (the swizzle
@@ -197,47 +225,52 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   }
   kf_cp_wait<0>();
   __syncthreads(); // every warp is done with the ring: it now holds the partial sums
-  float *red = reinterpret_cast<float *>(aligned); // [WARPS][M][BN]
+  // [WARPS][M][LDR]: rows padded to LDR = BN + 8 floats (8 mod 32 banks), so each half-warp's
+  // float2 stores of (g, 2t..2t+1) hit 32 distinct banks.
+  constexpr int LDR = BN + 8, EP = M * LDR;
+  float *red = reinterpret_cast<float *>(aligned);
   const int g = lane / 4, t4 = lane % 4;
 #pragma unroll
   for (int j = 0; j < NI; ++j)
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int m = g + (q >> 1) * 8;
+    for (int h = 0; h < 2; ++h) {
+      const int m = g + h * 8;
       if (m < M)
-        red[(warp * M + m) * BN + j * 8 + t4 * 2 + (q & 1)] = acc[j][q];
+        *reinterpret_cast<float2 *>(red + warp * EP + m * LDR + j * 8 + t4 * 2) =
+            make_float2(acc[j][2 * h], acc[j][2 * h + 1]);
     }
   __syncthreads();
-  for (int e = tid; e < E; e += THREADS) {
-    float v = red[e];
+  auto at = [](int e) { return e / BN * LDR + e % BN; }; // element e = m * BN + col of red
+  if (KS == 1) {
+    kf_decode_epilogue<(E + THREADS - 1) / THREADS, BN, N, THREADS>(0, E, n0, cbase, epi, [&](int e) {
+      float v = red[at(e)];
 #pragma unroll
-    for (int w = 1; w < WARPS; ++w)
-      v += red[w * E + e];
-    if (KS == 1) {
-      const int n = n0 + e % BN;
-      if (n < N)
-        epi(cbase + (unsigned long long)(e / BN) * N + n, v);
-    } else {
-      red[e] = v; // this CTA's partial; only its owner thread reads and writes red[e < E]
+      for (int w = 1; w < WARPS; ++w)
+        v += red[w * EP + at(e)];
+      return v;
+    });
+  } else {
+    // This CTA's partial into red[at(e)]: only its owner thread reads and writes it.
+    for (int e = tid; e < E; e += THREADS) {
+      float v = red[at(e)];
+#pragma unroll
+      for (int w = 1; w < WARPS; ++w)
+        v += red[w * EP + at(e)];
+      red[at(e)] = v;
     }
-  }
-  if (KS > 1) {
     kf_cluster_sync(); // every rank's partial is complete and visible to the cluster
     constexpr int EPR = (E + KS - 1) / KS;
-    const int e1 = min(E, (rank + 1) * EPR);
     unsigned base[KS];
 #pragma unroll
     for (int q = 0; q < KS; ++q)
       base[q] = kf_cluster_addr(red, q);
-    for (int e = rank * EPR + tid; e < e1; e += THREADS) {
+    kf_decode_epilogue<(EPR + THREADS - 1) / THREADS, BN, N, THREADS>(rank * EPR, min(E, (rank + 1) * EPR), n0, cbase, epi, [&](int e) {
       float v = 0.0f;
 #pragma unroll
       for (int q = 0; q < KS; ++q)
-        v += kf_ld_cluster_f32(base[q] + 4u * e);
-      const int n = n0 + e % BN;
-      if (n < N)
-        epi(cbase + (unsigned long long)(e / BN) * N + n, v);
-    }
+        v += kf_ld_cluster_f32(base[q] + 4u * at(e));
+      return v;
+    });
     // No CTA exits (freeing its shared memory) while others still read it. The reads are
     // complete (their values are used above), so the arrive needs no release.
     kf_cluster_sync_relaxed();
@@ -283,12 +316,12 @@ bool decodeTmaValid(const GemmSpec &s, const Target &target) {
          s.N < (int64_t(1) << 32) && double(s.K) * double(s.N) * 2 < 0x1p40;
 }
 
-void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned stages,
+void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma) {
   s.kernel = GemmKernel::Decode;
   s.bm = 16;
   s.bn = bn;
-  s.bk = 128;
+  s.bk = bk;
   s.warpsM = 1;
   s.warpsN = warps;
   s.stages = stages;
@@ -296,7 +329,7 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned st
   s.tmaB = TmaOperand{};
   if (tma) // boxes of 64 columns x BK rows of [K, N], or 64 of K x BN rows of [N, K]
     s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), bn)
-                      : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 128);
+                      : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), bk);
   const double slots =
       std::min(tma ? 1.0 : 2.0, ctasPerSM(target, s.sharedBytes())) * target.smCount;
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
@@ -312,8 +345,8 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned st
       target.sm >= 90 ? "" : " (no thread-block clusters before sm_90)");
 }
 
-bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks) {
-  const double kt = std::ceil(double(s.K) / 128);
+bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsigned bk) {
+  const double kt = std::ceil(double(s.K) / bk);
   // Clusters (distributed shared memory) exist from sm_90; at most 8 CTAs (portable size);
   // every rank must get a k tile.
   return ks == 1 || (target.sm >= 90 && ks <= 8 && ks <= kt && (ks - 1) * std::ceil(kt / ks) < kt);
@@ -321,20 +354,19 @@ bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks) {
 
 void chooseDecode(GemmSpec &s, const Target &target) {
   // The tile: all 16 fragment rows (rows >= M are zeros: M=16 costs what M=1 does, since
-  // the weights dominate the bytes and mma.sync has compute to spare), 64 columns, 128 of K
-  // per stage: 16 KB of weights per stage, in 128-byte ([K, N]) or 256-byte ([N, K])
-  // contiguous rows. 4 warps split each stage's K (two k16 steps each) and keep all 64
-  // columns' accumulators (32 registers), reusing every A fragment for 8 mma.
-  // 4 stages on sm_90 (~89-96 KB: two CTAs in an SM's 228 KB, 3 x 16 KB = 48 KB of weights
-  // in flight per CTA, 96 KB per SM, well above the ~25 KB per SM that Little's law asks
-  // for at ~4 TB/s and ~0.8 us); 3 below (two CTAs in an A100's 164 KB; one fits the
-  // 99 KB of sm_86/89).
-  // On sm_90 B streams by TMA with 8 warps, one CTA per SM: measured on the H200 (device
-  // run 16, bench/results/gemm.md) within 1 us of the fastest of 88 configurations for
-  // M = 1 and 16 in both layouts, and 1.5-5 us faster than cp.async with two CTAs per SM.
+  // the weights dominate the bytes and mma.sync has compute to spare), 64 columns of
+  // contiguous 128-byte ([K, N]) or 256-byte ([N, K]) rows. Below sm_90: 128 of K per stage
+  // (16 KB of weights), 4 warps splitting each stage's K (two k16 steps each), all 64
+  // columns' accumulators (32 registers) per warp, every A fragment reused for 8 mma; 3
+  // stages (two CTAs in an A100's 164 KB; one fits the 99 KB of sm_86/89).
+  // On sm_90 B streams by TMA with 8 warps, one CTA per SM, 256 of K per stage (32 KB of
+  // weights, 4 stages: 162 KB): TMA measured on the H200 1.5-5 us faster than cp.async with
+  // two CTAs per SM (device run 16, bench/results/gemm.md), and BK 256 within 0.1 us of the
+  // fastest of 108 configurations for M = 1 and 16 (0.6-2 us faster than BK 128: half the
+  // stage turnarounds, each a barrier and A's loads; device run 4 of 2026-12-03).
   const bool tma = decodeTmaValid(s, target);
   const unsigned warps = tma ? 8 : 4;
-  configureDecode(s, target, 64, target.sm >= 90 ? 4 : 3, 1, warps, tma);
+  configureDecode(s, target, 64, tma ? 256 : 128, target.sm >= 90 ? 4 : 3, 1, warps, tma);
   const double slots = (tma ? 1.0 : 2.0) * double(target.smCount);
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
   // Memory-bound: what matters is that every wave of CTAs is (nearly) full, so pick the
@@ -350,11 +382,11 @@ void chooseDecode(GemmSpec &s, const Target &target) {
   unsigned best = 1;
   double bestEff = efficiency(1);
   for (unsigned ks = 2; ks <= 8; ++ks)
-    if (decodeSplitValid(s, target, ks) && efficiency(ks) > bestEff + 0.02) {
+    if (decodeSplitValid(s, target, ks, s.bk) && efficiency(ks) > bestEff + 0.02) {
       best = ks;
       bestEff = efficiency(ks);
     }
-  configureDecode(s, target, 64, s.stages, best, warps, tma);
+  configureDecode(s, target, 64, s.bk, s.stages, best, warps, tma);
 }
 
 std::string decodeKernelAttributes(const GemmSpec &s) {

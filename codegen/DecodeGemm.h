@@ -16,15 +16,16 @@ namespace kfuse::codegen {
 bool decodeApplies(const GemmSpec &s, const Target &target);
 /// Fills the tile, stages, warps, cluster split (s.ks) and `why` of a Decode spec.
 void chooseDecode(GemmSpec &s, const Target &target);
-/// A Decode spec with BN columns per CTA, `stages`, a K split over `ks` CTAs and `warps`
-/// warps (BK = 128 of K per stage; 128 / 16 must divide by `warps`).
+/// A Decode spec with BN columns per CTA, BK of K per stage (128 or 256; BK / 16 must
+/// divide by `warps`), `stages`, a K split over `ks` CTAs and `warps` warps.
 /// With `tma` (decodeTmaValid), B streams through the bulk tensor copy engine.
-void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned stages,
+void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma);
 /// Whether B can stream by TMA on `target`: sm_90, 16-byte rows, TMA's size limits.
 bool decodeTmaValid(const GemmSpec &s, const Target &target);
-/// Whether K can be split over a cluster of `ks` CTAs on `target` (no rank without work).
-bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks);
+/// Whether K can be split over a cluster of `ks` CTAs on `target` with BK of K per stage (no
+/// rank without work).
+bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsigned bk);
 size_t decodeSharedBytes(const GemmSpec &s);
 std::string decodeDescribe(const GemmSpec &s);
 

@@ -37,20 +37,24 @@ std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
   GemmSpec c = chosen;
   switch (chosen.kernel) {
   case GemmKernel::Decode:
-    // 64 or 128 columns per CTA, 3-6 stages, K over 1-8 CTAs, 4 or 8 warps, B by cp.async
-    // or TMA; the partial sums of every warp must fit in the ring they reuse
-    // (kf_gemm_decode's static_assert). (2 stages measured 10-80% slower on the H200.)
+    // 64 or 128 columns per CTA, K over 1-8 CTAs, 4 or 8 warps; B by cp.async (BK 128, 3-6
+    // stages) or by TMA (3-8 stages, BK 128, or 256 with 8 warps: 4 k16 steps per warp and
+    // stage at most, which bounds the candidates NVRTC compiles);
+    // the partial sums of every warp must fit in the ring they reuse (kf_gemm_decode's
+    // static_assert). (2 stages measured 10-80% slower on the H200.)
     for (bool tma : {false, true})
       for (unsigned bn : {64u, 128u})
-        for (unsigned stages : {3u, 4u, 6u})
-          for (unsigned ks : {1u, 2u, 4u, 8u})
-            for (unsigned warps : {4u, 8u}) {
-              if (!decodeSplitValid(chosen, t, ks) || (tma && !decodeTmaValid(chosen, t)))
-                continue;
-              configureDecode(c, t, bn, stages, ks, warps, tma);
-              if (size_t(warps) * size_t(c.M) * bn * 4 <= c.sharedBytes())
-                add(c);
-            }
+        for (unsigned bk : {128u, 256u})
+          for (unsigned stages : {3u, 4u, 6u, 8u})
+            for (unsigned ks : {1u, 2u, 4u, 8u})
+              for (unsigned warps : {4u, 8u}) {
+                if ((!tma && (bk != 128 || stages > 6)) || (bk == 256 && warps != 8) ||
+                    !decodeSplitValid(chosen, t, ks, bk) || (tma && !decodeTmaValid(chosen, t)))
+                  continue;
+                configureDecode(c, t, bn, bk, stages, ks, warps, tma);
+                if (size_t(warps) * size_t(c.M) * (bn + 8) * 4 <= c.sharedBytes())
+                  add(c);
+              }
     break;
   case GemmKernel::Wgmma:
     for (unsigned wgc : {1u, 2u})

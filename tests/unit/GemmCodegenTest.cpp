@@ -146,7 +146,7 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
       CHECK(s.kernel == GemmKernel::Decode);
       CHECK(s.bm == 16);
       CHECK(s.bn == 64);
-      CHECK(s.bk == 128);
+      CHECK(s.bk == 256);
       CHECK(s.stages == 4);
       CHECK(s.threads() == 256); // 8 warps
       CHECK(s.tensorMaps() == 1); // B by TMA
@@ -159,13 +159,13 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
       CHECK(c.gridY == 1);
       CHECK(c.gridZ == 1);
       CHECK(c.block == 256);
-      // 1 KB to align, 4 stages of B (128 x 64 dense, swizzled) and A (16 x 136), 2 bytes
+      // 1 KB to align, 4 stages of B (256 x 64 dense, swizzled) and A (16 x 264), 2 bytes
       // each, 4 mbarriers.
-      CHECK(c.sharedBytes == 1024 + 4 * (128 * 64 + 16 * 136) * 2 + 4 * 8);
+      CHECK(c.sharedBytes == 1024 + 4 * (256 * 64 + 16 * 264) * 2 + 4 * 8);
       std::string src = emitProgram(k);
       CHECK(src.find("__cluster_dims__") == std::string::npos);
       CHECK(src.find("const __grid_constant__ kf_tmap tmB") != std::string::npos);
-      CHECK(src.find(fmt::format("kf_gemm_decode<2, {}, 8192, 8192, false, {}, 64, 128, 4, 8, 1, true,",
+      CHECK(src.find(fmt::format("kf_gemm_decode<2, {}, 8192, 8192, false, {}, 64, 256, 4, 8, 1, true,",
                                  M, tb ? "true" : "false")) != std::string::npos);
       // [N, K] with K not a multiple of 8 cannot go by TMA: cp.async, two CTAs per SM.
       auto odd = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8190, {false, true}), h100);
