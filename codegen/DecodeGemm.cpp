@@ -69,30 +69,23 @@ static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
 }
 
 // Applies the epilogue to elements [e0, e1) (e = m * BN + column) of this CTA's M x BN
-// result, sum(e) giving each one's accumulated value, PER elements per thread. A single 16-bit
-// output takes all of a thread's values before any store, so the epilogue's global loads
-// (bias, residual) are in flight together rather than one L2 round trip per element.
+// result, sum(e) giving each one's accumulated value, PER elements per thread: all of a
+// thread's values before any store, so the epilogue's global loads (bias, residual) are in
+// flight together rather than one L2 round trip per element.
 template <int PER, int BN, int N, int THREADS, class Epi, class Sum>
 static __device__ __forceinline__ void kf_decode_epilogue(int e0, int e1, int n0, unsigned long long cbase, const Epi &epi, const Sum &sum) {
-  if constexpr (Epi::staged) {
-    unsigned short v[PER];
+  typename Epi::vals v[PER];
 #pragma unroll
-    for (int p = 0; p < PER; ++p) {
-      const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
-      v[p] = e < e1 && n < N ? epi.value(cbase + (unsigned long long)(e / BN) * N + n, sum(e)) : 0;
-    }
+  for (int p = 0; p < PER; ++p) {
+    const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
+    if (e < e1 && n < N)
+      v[p] = epi.value(cbase + (unsigned long long)(e / BN) * N + n, sum(e));
+  }
 #pragma unroll
-    for (int p = 0; p < PER; ++p) {
-      const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
-      if (e < e1 && n < N)
-        epi.out()[cbase + (unsigned long long)(e / BN) * N + n] = v[p];
-    }
-  } else {
-    for (int e = e0 + (int)threadIdx.x; e < e1; e += THREADS) {
-      const int n = n0 + e % BN;
-      if (n < N)
-        epi(cbase + (unsigned long long)(e / BN) * N + n, sum(e));
-    }
+  for (int p = 0; p < PER; ++p) {
+    const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
+    if (e < e1 && n < N)
+      epi.store(cbase + (unsigned long long)(e / BN) * N + n, v[p]);
   }
 }
 

@@ -400,35 +400,35 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   for (size_t j = 0; j < k.outputs.size(); ++j)
     fields += fmt::format("{} *out{}; ", storage(k.outputs[j].tensor.type.dtype), j);
   e.line("// {}: {}", s.describe(), s.why);
-  // The epilogue functor: operator() computes and stores element i of every output; where
-  // the kernel has one output, full and 16-bit, `staged` lets the Hopper kernel take its
-  // values from value() and store them itself, row-contiguous through shared memory.
-  std::string rawDecl, rawArgs, rawStores;
+  // The epilogue functor: value(i, acc) computes element i of every full output (`vals`;
+  // outputs smaller than the iteration space are stored by the element function itself),
+  // store(i, v) stores them, operator() does both. Kernels compute a run of values before
+  // storing any, so the epilogue's loads (bias, residual) are in flight together. Where the
+  // kernel has one output, full and 16-bit, `staged` lets the Hopper kernel store its values
+  // itself, row-contiguous through shared memory (out() is that output).
+  std::string valFields, valArgs, valStores;
   for (size_t j = 0; j < k.outputs.size(); ++j)
     if (k.outputs[j].tensor.full) {
-      rawDecl += fmt::format("{} r{}; ", storage(k.outputs[j].tensor.type.dtype), j);
-      rawArgs += fmt::format(", r{}", j);
-      rawStores += fmt::format(" out{}[i] = r{};", j, j);
+      valFields += fmt::format(" {} r{};", storage(k.outputs[j].tensor.type.dtype), j);
+      valArgs += fmt::format(", v.r{}", j);
+      valStores += fmt::format(" out{}[i] = v.r{};", j, j);
     }
   bool staged = k.outputs.size() == 1 && k.outputs[0].tensor.full &&
                 k.outputs[0].tensor.type.dtype != DType::F32;
   const char *idx = k.wide() ? "unsigned long long" : "unsigned";
   e.openScope("struct {}_epi", k.mangled);
   e.line("{}", fields.substr(0, fields.size() - 1));
+  e.line("struct vals {{{} }};", valFields.empty() ? " char none;" : valFields);
+  e.line("__device__ __forceinline__ vals value(unsigned long long i, float acc) const {{ vals v; "
+         "{}_elem(({})i, acc, {}{}); return v; }}",
+         k.mangled, idx, args, valArgs);
+  e.line("__device__ __forceinline__ void store(unsigned long long i, const vals &v) const {{{}{} }}",
+         valStores.empty() ? " (void)i; (void)v;" : "", valStores);
   e.line("__device__ __forceinline__ void operator()(unsigned long long i, float acc) const {{ "
-         "{}{}_elem(({})i, acc, {}{});{} }}",
-         rawDecl, k.mangled, idx, args, rawArgs, rawStores);
+         "store(i, value(i, acc)); }}");
   e.line("static constexpr bool staged = {};", staged ? "true" : "false");
-  if (staged) {
-    e.line("__device__ __forceinline__ unsigned short value(unsigned long long i, float acc) const "
-           "{{ {}{}_elem(({})i, acc, {}{}); return r0; }}",
-           rawDecl, k.mangled, idx, args, rawArgs);
-    e.line("__device__ __forceinline__ unsigned short *out() const {{ return out0; }}");
-  } else { // never called: the kernel checks `staged` first
-    e.line("__device__ __forceinline__ unsigned short value(unsigned long long, float) const {{ "
-           "return 0; }}");
-    e.line("__device__ __forceinline__ unsigned short *out() const {{ return nullptr; }}");
-  }
+  e.line("__device__ __forceinline__ unsigned short *out() const {{ return {}; }}",
+         staged ? "out0" : "nullptr");
   e.closeScope(";");
   if (s.kernel == GemmKernel::Wgmma) // one block per SM: the register split needs them all
     e.openScope("extern \"C\" __global__ void __launch_bounds__({}, 1) {}(const __grid_constant__ "

@@ -16,7 +16,8 @@ namespace kfuse::codegen {
 // M/N columns x 64 K rows, 8 KB apart along M/N (LBO), 8-row atoms 1024 bytes apart along
 // K (SBO), k16 steps 2 KB, with the instruction's transpose bit set. The accumulators go
 // through the epilogue functor per element, in registers, before the only store of C; a
-// single 16-bit output is staged per warp in shared memory and stored in 16-byte pieces.
+// single 16-bit output is staged per warp in shared memory and stored in 16-byte pieces,
+// any other outputs stored directly, 16 values per thread computed before their stores.
 static const char *kCommon = R"(
 // ---- Hopper GEMM (sm_90a): TMA + mbarrier pipeline, wgmma, warp-specialised.
 static __device__ __forceinline__ void kf_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -154,8 +155,8 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
             for (int h = 0; h < 2; ++h) {
               const int j = cc * 8 + jj, m = row0 + g + 8 * h, n = n0 + j * 8 + t4 * 2;
               const unsigned long long i = cbase + (unsigned long long)m * N + n;
-              const unsigned v0 = m < M && n < N ? epi.value(i, acc[j * 4 + 2 * h]) : 0;
-              const unsigned v1 = m < M && n + 1 < N ? epi.value(i + 1, acc[j * 4 + 2 * h + 1]) : 0;
+              const unsigned v0 = m < M && n < N ? epi.value(i, acc[j * 4 + 2 * h]).r0 : 0;
+              const unsigned v1 = m < M && n + 1 < N ? epi.value(i + 1, acc[j * 4 + 2 * h + 1]).r0 : 0;
               pk[jj][h] = v0 | v1 << 16;
             }
 #pragma unroll
@@ -182,14 +183,29 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
           __syncwarp(); // read before the next chunk overwrites it
         }
       } else {
+        // Any other outputs: 32 columns at a time, the 16 values of a thread first, then
+        // their stores, so the epilogue's loads are in flight together (no more: 64 columns
+        // spill with two consumer warpgroups).
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
+        for (int cc = 0; cc < BN / 32; ++cc) {
+          typename Epi::vals v[4][4];
 #pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
-            if (m < M && n < N)
-              epi(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
-          }
+          for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const int j = cc * 4 + jj, m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
+              if (m < M && n < N)
+                v[jj][q] = epi.value(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
+            }
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const int j = cc * 4 + jj, m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
+              if (m < M && n < N)
+                epi.store(cbase + (unsigned long long)m * N + n, v[jj][q]);
+            }
+        }
       }
     }
   }
