@@ -295,12 +295,6 @@ std::string decodeDescribe(const GemmSpec &s) {
                      s.stages, s.warpsN);
 }
 
-/// CTAs of `sharedBytes` an SM of `target` holds by shared memory (1 KB per CTA reserved).
-static double ctasPerSM(const Target &t, size_t sharedBytes) {
-  const double perSM = t.sm >= 90 ? 228 : t.sm == 80 ? 164 : t.sm >= 86 ? 100 : 64;
-  return std::max(1.0, std::floor(perSM * 1024 / double(sharedBytes + 1024)));
-}
-
 bool decodeTmaValid(const GemmSpec &s, const Target &target) {
   // Nothing to stream (an empty dim: the kernel is never launched) needs no tensor map.
   if (s.K <= 0 || s.N <= 0 || s.batch() <= 0)
@@ -324,7 +318,8 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
     s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), bn)
                       : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), bk);
   const double slots =
-      std::min(tma ? 1.0 : 2.0, ctasPerSM(target, s.sharedBytes())) * target.smCount;
+      std::min(tma ? 1.0 : 2.0, double(blocksPerSM(target, s.sharedBytes(), s.threads()))) *
+      target.smCount;
   const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
   const double ctas = units * s.ks;
   s.why = fmt::format(

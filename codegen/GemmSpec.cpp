@@ -45,6 +45,12 @@ const char *gemmKernelName(GemmKernel k) {
   return "?";
 }
 
+unsigned blocksPerSM(const Target &t, size_t sharedBytes, unsigned threads) {
+  const size_t perSM = size_t(t.sm >= 90 ? 228 : t.sm == 80 ? 164 : t.sm >= 86 ? 100 : 64) * 1024;
+  const size_t bySmem = perSM / (sharedBytes + 1024), byThreads = 2048 / std::max(threads, 1u);
+  return unsigned(std::max<size_t>(1, std::min(bySmem, byThreads)));
+}
+
 size_t GemmSpec::sharedBytes() const {
   if (kernel == GemmKernel::Wgmma) // 1 KB to align the swizzled stages, full/empty barriers,
     return 1024 + size_t(stages) * (bm + bn) * bk * 2 + 16 * stages + // and per consumer warp

@@ -79,6 +79,10 @@ struct GemmSpec {
   std::string describe() const;
 };
 
+/// Blocks of `threads` threads and `sharedBytes` of shared memory one SM of `target` holds
+/// at once, by shared memory (1 KB reserved per block) and threads (2048 per SM); at least 1.
+unsigned blocksPerSM(const Target &target, size_t sharedBytes, unsigned threads);
+
 /// The tensor map of a 16-bit operand stored [rows, cols] per matrix: boxes of 64 columns
 /// (128 bytes, the swizzle width) by `boxRows` rows.
 TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows);

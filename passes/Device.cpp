@@ -9,7 +9,7 @@
 namespace kfuse {
 
 std::vector<Device> builtinDevices() {
-  return {{"h100", 3.35e12, 1979e12}, {"h200", 4.19e12, 790e12}};
+  return {{"h100", 3.35e12, 1979e12, 0}, {"h200", 4.19e12, 790e12, 4e-6}};
 }
 
 static bool parsePositive(std::string_view s, double &out) {
@@ -23,14 +23,23 @@ Device parseDevice(std::string_view spec) {
   for (const Device &d : builtinDevices())
     if (spec == d.name)
       return d;
-  size_t c1 = spec.find(':');
-  size_t c2 = c1 == spec.npos ? spec.npos : spec.find(':', c1 + 1);
-  double bw = 0, tf = 0;
-  if (c1 == spec.npos || c2 == spec.npos || c1 == 0 ||
-      !parsePositive(spec.substr(c1 + 1, c2 - c1 - 1), bw) ||
-      !parsePositive(spec.substr(c2 + 1), tf))
-    fail("unknown device '{}'; use h100, h200 or NAME:BW_TBps:TFLOPs (e.g. a100:2.0:312)", spec);
-  return {std::string(spec.substr(0, c1)), bw * 1e12, tf * 1e12};
+  // NAME:BW:TF or NAME:BW:TF:FIXED_us; every number positive (the fixed cost may be 0).
+  std::vector<std::string_view> f;
+  for (size_t at = 0;;) {
+    size_t c = spec.find(':', at);
+    f.push_back(spec.substr(at, c == spec.npos ? spec.npos : c - at));
+    if (c == spec.npos)
+      break;
+    at = c + 1;
+  }
+  double bw = 0, tf = 0, fixedUs = 0;
+  if ((f.size() != 3 && f.size() != 4) || f[0].empty() || !parsePositive(f[1], bw) ||
+      !parsePositive(f[2], tf) ||
+      (f.size() == 4 && f[3] != "0" && !parsePositive(f[3], fixedUs)))
+    fail("unknown device '{}'; use h100, h200 or NAME:BW_TBps:TFLOPs[:FIXED_us] (e.g. "
+         "a100:2.0:312)",
+         spec);
+  return {std::string(f[0]), bw * 1e12, tf * 1e12, fixedUs * 1e-6};
 }
 
 } // namespace kfuse

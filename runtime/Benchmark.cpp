@@ -1,15 +1,12 @@
 #include "runtime/Benchmark.h"
 
+#include "codegen/KernelEstimate.h"
 #include "passes/Traffic.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
 namespace kfuse::runtime {
-
-static double predictMs(int64_t bytes, double flops, const Device &d) {
-  return 1e3 * std::max(double(bytes) / d.bytesPerSecond, flops / d.flopsPerSecond);
-}
 
 ProgramTiming benchmark(Executable &exe, llvm::ArrayRef<CUdeviceptr> inputs,
                         llvm::ArrayRef<CUdeviceptr> outputs, const Device &predictOn,
@@ -18,13 +15,14 @@ ProgramTiming benchmark(Executable &exe, llvm::ArrayRef<CUdeviceptr> inputs,
   ProgramTiming t;
   exe.bind(inputs, outputs);
   int64_t largest = 0;
+  const codegen::Target target = deviceTarget(d); // the SMs the kernels fill
   for (unsigned k = 0; k < exe.specs().size(); ++k) {
     const codegen::KernelSpec &s = exe.specs()[k];
     KernelTiming kt;
     kt.name = s.name;
     kt.bytes = s.bytesMoved();
     kt.flops = s.flops();
-    kt.predictedMs = predictMs(kt.bytes, kt.flops, predictOn);
+    kt.predictedMs = 1e3 * codegen::estimateKernel(s, target, predictOn).seconds;
     kt.ms = medianMs(
         nullptr, [&] { exe.launchKernel(k, nullptr); }, o);
     t.bytes += kt.bytes;

@@ -3,7 +3,8 @@
 /// program as stream launches and as one CUDA graph replay, and the roof measured in the
 /// same run (a device copy moving as many bytes as the largest kernel). Per kernel the
 /// bytes it moves, its rate, its share of the copy bandwidth and the time predicted for
-/// it on a Device (max of bytes / bandwidth and FLOPs / rate).
+/// it on a Device (codegen/KernelEstimate.h: the roofline, the GEMM tiles' quantization on
+/// this GPU's SMs, the device's fixed cost per kernel).
 #include "passes/Device.h"
 #include "runtime/Executable.h"
 #include "runtime/Timing.h"

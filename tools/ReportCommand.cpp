@@ -1,7 +1,10 @@
-// `kfuse report G.kf [--device h100|h200|NAME:BW_TBps:TFLOPs] [--arch sm_90a] [--json]`: the
-// memory traffic of each graph in the file, every op its own kernel against the -O2
-// pipeline's kernels, with the fusion decisions, and for each matmul kernel the GEMM kernel
-// codegen chooses for --arch and why. Needs no GPU: the traffic model of passes/Traffic.h.
+// `kfuse report G.kf [--device h100|h200|NAME:BW_TBps:TFLOPs[:FIXED_us]] [--arch sm_90a]
+// [--json]`: the memory traffic of each graph in the file, every op its own kernel against
+// the -O2 pipeline's kernels, with the fusion decisions; for each matmul kernel the GEMM
+// kernel codegen chooses for --arch and why; and each kernel's expected time (the roofline,
+// the GEMM tiles' quantization, the fixed cost per kernel). Needs no GPU: the traffic model
+// of passes/Traffic.h and codegen/KernelEstimate.h.
+#include "codegen/KernelEstimate.h"
 #include "codegen/KernelSpec.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
@@ -14,8 +17,9 @@
 namespace kfuse::tool {
 namespace {
 
-/// One line per matmul kernel of the fused graph: the GEMM kernel chosen for `t` and why.
-std::string gemmChoices(const Graph &fused, const codegen::Target &t) {
+/// For the fused graph's kernels as codegen builds them for `t`: each matmul kernel's GEMM
+/// kernel and why, then every kernel's expected time on `d` (codegen/KernelEstimate.h).
+std::string kernelSection(const Graph &fused, const codegen::Target &t, const Device &d) {
   std::vector<codegen::KernelSpec> specs;
   try {
     specs = codegen::buildKernelSpecs(fused, t);
@@ -23,14 +27,25 @@ std::string gemmChoices(const Graph &fused, const codegen::Target &t) {
     return fmt::format("\nGEMM kernels on {}: none generated: {}\n", codegen::compileArch(t),
                        e.what());
   }
-  std::string out;
-  for (const codegen::KernelSpec &k : specs)
+  std::string gemms, times;
+  double total = 0;
+  for (const codegen::KernelSpec &k : specs) {
     if (k.gemm)
-      out += fmt::format("  {:<10} {}\n             because {}\n", k.name, k.gemm->describe(),
-                         k.gemm->why);
-  return out.empty() ? out
-                     : fmt::format("\nGEMM kernels on {} ({} SMs):\n{}", codegen::compileArch(t),
-                                   t.smCount, out);
+      gemms += fmt::format("  {:<10} {}\n             because {}\n", k.name, k.gemm->describe(),
+                           k.gemm->why);
+    codegen::KernelEstimate e = codegen::estimateKernel(k, t, d);
+    total += e.seconds;
+    times += fmt::format("  {:<10} {:>9}  {}\n", k.name, formatSeconds(e.seconds), e.why);
+  }
+  std::string out;
+  if (!gemms.empty())
+    out += fmt::format("\nGEMM kernels on {} ({} SMs):\n{}", codegen::compileArch(t), t.smCount,
+                       gemms);
+  if (!specs.empty())
+    out += fmt::format("\nexpected on {} ({} SMs) at {}: {} for {} kernel{}\n{}",
+                       codegen::compileArch(t), t.smCount, d.name, formatSeconds(total),
+                       specs.size(), specs.size() == 1 ? "" : "s", times);
+  return out;
 }
 
 int reportMain(const std::vector<std::string> &args) {
@@ -38,8 +53,9 @@ int reportMain(const std::vector<std::string> &args) {
               "Predicts the memory traffic and time of each graph of FILE.kf before fusion "
               "(every op its own kernel) and after the -O2 pipeline (simplify, cse, dce, fuse).");
   cli.option("--device", "DEVICE",
-             "h100 (3.35 TB/s, 1979 TFLOP/s; the default), h200 (4.19 TB/s, 790 TFLOP/s), or "
-             "NAME:BW_TBps:TFLOPs for any other device, e.g. a100:2.0:312");
+             "h100 (3.35 TB/s, 1979 TFLOP/s; the default), h200 (4.19 TB/s, 790 TFLOP/s, 4 us "
+             "per kernel), or NAME:BW_TBps:TFLOPs[:FIXED_us] for any other device, e.g. "
+             "a100:2.0:312:5");
   cli.option("--arch", "ARCH",
              "the architecture whose GEMM kernel choice is shown (default sm_90a, 132 SMs)");
   cli.flag("--json", "print one JSON object per graph instead of the table");
@@ -60,7 +76,7 @@ int reportMain(const std::vector<std::string> &args) {
     if (cli.has("--json"))
       fmt::print("{}", reportJson(r));
     else
-      fmt::print("{}{}{}", first ? "" : "\n", formatReport(r), gemmChoices(*r.fusedGraph, target));
+      fmt::print("{}{}{}", first ? "" : "\n", formatReport(r), kernelSection(*r.fusedGraph, target, d));
     first = false;
   }
   return kExitOk;

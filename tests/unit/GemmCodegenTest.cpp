@@ -2,6 +2,7 @@
 // broadcast batch strides, the epilogue emitted from the op list, deterministic source,
 // and NVRTC compiles of every kernel variant for sm_80 and sm_90.
 #include "codegen/CudaCodegen.h"
+#include "codegen/KernelEstimate.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "passes/Fusion.h"
@@ -354,4 +355,53 @@ TEST_CASE("NVRTC compiles decode GEMM variants: clusters and DSMEM on sm_90, non
     CHECK((p.ptx.find("barrier.cluster.wait.acquire.aligned") != std::string::npos) == cluster);
     CHECK((p.ptx.find("%cluster_ctarank") != std::string::npos) == cluster);
   }
+}
+
+TEST_CASE("expected kernel time: roofline, GEMM tile quantization, fixed cost per kernel",
+          "[codegen][gemm][estimate]") {
+  Target h90{90, 132};
+  Device h200 = parseDevice("h200"), h100 = parseDevice("h100");
+  // 4096^3 on 128x256 tiles: 512 tiles take 4 rounds of 132 SMs, 0.97 of them busy.
+  auto big = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), h90);
+  KernelEstimate e = estimateKernel(big[0], h90, h200);
+  CHECK(e.computeBound);
+  CHECK(e.busy == Approx(512.0 / (4 * 132)));
+  CHECK(e.useful == 1);
+  CHECK(e.roofSeconds == Approx(big[0].flops() / 790e12));
+  CHECK(e.seconds == Approx(big[0].flops() / 790e12 / e.busy + 4e-6));
+  CHECK(e.why.find("512 128x256 tiles in 4 rounds of 132") != std::string::npos);
+  CHECK(e.why.find("+ 4 us per kernel") != std::string::npos);
+  // One more row: a 33rd row of tiles, 528 tiles in 4 rounds (all busy) but the last row of
+  // tiles computes 127 rows of padding.
+  auto edge = buildKernelSpecs(*biasRelu(bf16, 4097, 4096, 4096), h90);
+  KernelEstimate ee = estimateKernel(edge[0], h90, h200);
+  CHECK(ee.busy == Approx(1.0));
+  CHECK(ee.useful == Approx(4097.0 / (33 * 128)));
+  CHECK(ee.seconds > e.seconds);
+  // Fewer tiles than SMs: the mlp's 86 64x128 tiles keep 86 of 132 SMs busy; its weights
+  // make it memory-bound all the same.
+  auto mlp = buildKernelSpecs(*biasRelu(bf16, 64, 11008, 4096, {false, true}), h90);
+  KernelEstimate em = estimateKernel(mlp[0], h90, h200);
+  CHECK(em.busy == Approx(86.0 / 132));
+  CHECK(!em.computeBound);
+  CHECK(em.seconds == Approx(double(mlp[0].bytesMoved()) / 4.19e12 + 4e-6));
+  // Decode: memory-bound on the weights, whatever the 16-row tile computes.
+  auto dec = buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192), h90);
+  KernelEstimate ed = estimateKernel(dec[0], h90, h200);
+  CHECK(!ed.computeBound);
+  CHECK(ed.useful == Approx(1.0 / 16));
+  CHECK(ed.seconds == Approx(double(dec[0].bytesMoved()) / 4.19e12 + 4e-6));
+  CHECK(ed.why.find("memory-bound: 134 MB at 4.19 TB/s") != std::string::npos);
+  // No fixed cost measured for the h100: the roofline stretched by the tiles alone.
+  KernelEstimate e100 = estimateKernel(big[0], h90, h100);
+  CHECK(e100.seconds == Approx(big[0].flops() / 1979e12 / e100.busy));
+  CHECK(e100.why.find("not measured") != std::string::npos);
+  // An elementwise kernel: its bytes at the bandwidth plus the fixed cost.
+  Graph g("ew");
+  g.output(g.input("x", f32, {1 << 20}) * 2.0);
+  fuseGraph(g);
+  auto ew = buildKernelSpecs(g, h90);
+  KernelEstimate ex = estimateKernel(ew[0], h90, h200);
+  CHECK(ex.seconds == Approx(8.0 * (1 << 20) / 4.19e12 + 4e-6));
+  CHECK(ex.busy == 1);
 }

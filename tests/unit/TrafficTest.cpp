@@ -87,17 +87,26 @@ TEST_CASE("seed: decode GEMM M=1 N=K=4096 is memory-bound at ~1 FLOP/B", "[traff
   verify(*r.fusedGraph);
 }
 
-TEST_CASE("devices: h100, h200 and NAME:BW:TFLOPs", "[traffic]") {
+TEST_CASE("devices: h100, h200 and NAME:BW:TFLOPs[:FIXED_us]", "[traffic]") {
   Device h200 = parseDevice("h200");
   CHECK(h200.bytesPerSecond == 4.19e12);
   CHECK(h200.flopsPerSecond == 790e12);
+  CHECK(h200.kernelSeconds == 4e-6);
+  CHECK(parseDevice("h100").kernelSeconds == 0); // not measured: the seed's roofline only
   Device u = parseDevice("a100:2.0:312");
   CHECK(u.name == "a100");
   CHECK(u.bytesPerSecond == 2.0e12);
   CHECK(u.ridge() == Approx(156));
-  REQUIRE_THROWS_WITH(parseDevice("b300"), Catch::Contains("NAME:BW_TBps:TFLOPs"));
-  REQUIRE_THROWS_AS(parseDevice("x:0:1"), Error);
-  REQUIRE_THROWS_AS(parseDevice("x:1:"), Error);
+  CHECK(u.kernelSeconds == 0);
+  CHECK(parseDevice("a100:2.0:312:5").kernelSeconds == Approx(5e-6));
+  CHECK(parseDevice("a100:2.0:312:0").kernelSeconds == 0);
+  CHECK(parseDevice("a100:2.0:312:0.5").kernelSeconds == Approx(0.5e-6));
+  REQUIRE_THROWS_WITH(parseDevice("b300"), Catch::Contains("NAME:BW_TBps:TFLOPs[:FIXED_us]"));
+  for (const char *bad : {"x:0:1", "x:1:", "x:1:1:", "x:1:1:-2", "x:1:1:abc", "x:1:1:2:3", ":1:1",
+                          "x:1:1:inf", "x:1:1:nan"}) {
+    INFO(bad);
+    REQUIRE_THROWS_AS(parseDevice(bad), Error);
+  }
 }
 
 TEST_CASE("a broadcast operand counts its own size; fused kernels read externals once",

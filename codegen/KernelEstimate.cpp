@@ -1,0 +1,74 @@
+#include "codegen/KernelEstimate.h"
+
+#include "passes/Traffic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace kfuse::codegen {
+
+namespace {
+
+double ceilDiv(double a, double b) { return std::ceil(a / b); }
+
+/// A GEMM kernel's grid of tiles and the blocks the device runs at once.
+struct TileGrid {
+  double tiles = 0, slots = 0, useful = 1;
+};
+
+TileGrid tileGrid(const GemmSpec &s, const Target &t) {
+  TileGrid g;
+  const double M = double(s.M), N = double(s.N), K = double(s.K);
+  const double bm = s.bm ? s.bm : 1, bn = s.bn ? s.bn : 1, bk = s.bk ? s.bk : 1;
+  g.tiles = ceilDiv(M, bm) * ceilDiv(N, bn) * std::max(1.0, double(s.batch()));
+  if (s.kernel == GemmKernel::Decode)
+    g.tiles *= s.ks;
+  // Wgmma is persistent, one CTA per SM; the others hold as many blocks as fit.
+  g.slots = double(t.smCount) *
+            (s.kernel == GemmKernel::Wgmma ? 1.0 : double(blocksPerSM(t, s.sharedBytes(), s.threads())));
+  if (s.kernel != GemmKernel::Gemv && M > 0 && N > 0 && K > 0)
+    g.useful = M * N * K / (ceilDiv(M, bm) * bm * ceilDiv(N, bn) * bn * ceilDiv(K, bk) * bk);
+  return g;
+}
+
+} // namespace
+
+KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const Device &d) {
+  KernelEstimate e;
+  const double bytes = double(k.bytesMoved()), flops = k.flops();
+  const double tMem = bytes / d.bytesPerSecond, tFlop = flops / d.flopsPerSecond;
+  e.roofSeconds = std::max(tMem, tFlop);
+  double tCompute = tFlop;
+  std::string grid;
+  if (k.gemm && k.numel() > 0) {
+    const GemmSpec &s = *k.gemm;
+    TileGrid g = tileGrid(s, target);
+    const double rounds = std::max(1.0, ceilDiv(g.tiles, g.slots));
+    e.busy = g.tiles > 0 ? g.tiles / (rounds * g.slots) : 1.0;
+    e.useful = g.useful;
+    tCompute = tFlop / (e.busy * e.useful);
+    grid = fmt::format(" / {:.2f} busy ({:.0f} {}x{} tiles{} in {:.0f} round{} of {:.0f}) / {:.2f} "
+                       "useful = {}",
+                       e.busy, g.tiles / (s.kernel == GemmKernel::Decode ? s.ks : 1), s.bm, s.bn,
+                       s.kernel == GemmKernel::Decode && s.ks > 1
+                           ? fmt::format(" x {} K slices", s.ks)
+                           : std::string(),
+                       rounds, rounds == 1 ? "" : "s", g.slots, e.useful,
+                       formatSeconds(tCompute));
+  }
+  e.computeBound = tCompute > tMem;
+  e.seconds = std::max(tMem, tCompute) + d.kernelSeconds;
+  std::string fixed = d.kernelSeconds > 0
+                          ? fmt::format(", + {} per kernel", formatSeconds(d.kernelSeconds))
+                          : std::string(", no fixed cost per kernel (not measured on this device)");
+  if (e.computeBound)
+    e.why = fmt::format("compute-bound: {} at {:.0f} TFLOP/s = {}{}{}", formatFlops(flops),
+                        d.flopsPerSecond / 1e12, formatSeconds(tFlop), grid, fixed);
+  else
+    e.why = fmt::format("memory-bound: {} at {:.2f} TB/s = {}{}", formatBytes(bytes),
+                        d.bytesPerSecond / 1e12, formatSeconds(tMem), fixed);
+  return e;
+}
+
+} // namespace kfuse::codegen
