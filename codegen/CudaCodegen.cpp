@@ -29,7 +29,7 @@ static __device__ __forceinline__ float kf_silu(float x) { return x / (1.0f + ex
 static __device__ __forceinline__ float kf_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 // 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation, and exp is far cheaper than tanhf.
 // Below u = -19.06, 1 + tanh(u) is 0 in float64 (the interpreter's exact zero); keep it.
-static __device__ __forceinline__ float kf_gelu_tanh(float x) { const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x); return u < -19.06f ? x * 0.0f : __fdividef(x, 1.0f + __expf(-2.0f * u)); }
+static __device__ __forceinline__ float kf_gelu_tanh(float x) { const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x), r = __fdividef(x, 1.0f + __expf(-2.0f * u)); return u < -19.06f ? x * 0.0f : r; }
 )";
 
 static const char *storageType(DType t) { return t == DType::F32 ? "float" : "unsigned short"; }

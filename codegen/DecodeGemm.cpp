@@ -74,12 +74,13 @@ static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
 // flight together rather than one L2 round trip per element.
 template <int PER, int BN, int N, int THREADS, class Epi, class Sum>
 static __device__ __forceinline__ void kf_decode_epilogue(int e0, int e1, int n0, unsigned long long cbase, const Epi &epi, const Sum &sum) {
+  // An element past e1 or N takes the last one's inputs and is never stored: no branch, so
+  // the compiler issues every load up front.
   typename Epi::vals v[PER];
 #pragma unroll
   for (int p = 0; p < PER; ++p) {
-    const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
-    if (e < e1 && n < N)
-      v[p] = epi.value(cbase + (unsigned long long)(e / BN) * N + n, sum(e));
+    const int e = min(e0 + (int)threadIdx.x + p * THREADS, e1 - 1), n = min(n0 + e % BN, N - 1);
+    v[p] = epi.value(cbase + (unsigned long long)(e / BN) * N + n, sum(e));
   }
 #pragma unroll
   for (int p = 0; p < PER; ++p) {

@@ -30,6 +30,9 @@ static __device__ __forceinline__ unsigned long long kf_wg_desc(unsigned addr, u
          ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
 }
 template <int BN> struct kf_wgmma;
+// x where x < n, else n - 1: an epilogue element past the edge of C reads its inputs at the
+// last row or column (it is computed, never stored), so the computation needs no branch.
+static __device__ __forceinline__ int kf_below(int x, int n) { return x < n ? x : n - 1; }
 )";
 
 static const char *kKernel = R"(
@@ -147,16 +150,18 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
 #pragma unroll
         for (int cc = 0; cc < BN / 64; ++cc) {
           // All 32 values first, then the shared-memory writes: the epilogue's global loads
-          // (bias, residual) are then all in flight together, none waits behind a store.
+          // (bias, residual) are then all in flight together, none waits behind a store. An
+          // element past M or N takes the nearest one's inputs (kf_below) and is never
+          // stored: no branch per element, so the compiler can issue every load up front.
           unsigned pk[8][2];
 #pragma unroll
           for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const int j = cc * 8 + jj, m = row0 + g + 8 * h, n = n0 + j * 8 + t4 * 2;
-              const unsigned long long i = cbase + (unsigned long long)m * N + n;
-              const unsigned v0 = m < M && n < N ? epi.value(i, acc[j * 4 + 2 * h]).r0 : 0;
-              const unsigned v1 = m < M && n + 1 < N ? epi.value(i + 1, acc[j * 4 + 2 * h + 1]).r0 : 0;
+              const int j = cc * 8 + jj, m = kf_below(row0 + g + 8 * h, M), n = n0 + j * 8 + t4 * 2;
+              const unsigned long long i = cbase + (unsigned long long)m * N;
+              const unsigned v0 = epi.value(i + kf_below(n, N), acc[j * 4 + 2 * h]).r0;
+              const unsigned v1 = epi.value(i + kf_below(n + 1, N), acc[j * 4 + 2 * h + 1]).r0;
               pk[jj][h] = v0 | v1 << 16;
             }
 #pragma unroll
@@ -183,9 +188,10 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
           __syncwarp(); // read before the next chunk overwrites it
         }
       } else {
-        // Any other outputs: 32 columns at a time, the 16 values of a thread first, then
-        // their stores, so the epilogue's loads are in flight together (no more: 64 columns
-        // spill with two consumer warpgroups).
+        // Any other outputs: 32 columns at a time, the 16 values of a thread first (past M
+        // or N from the nearest element's inputs, as above), then their stores, so the
+        // epilogue's loads are in flight together (no more: 64 columns spill with two
+        // consumer warpgroups).
 #pragma unroll
         for (int cc = 0; cc < BN / 32; ++cc) {
           typename Epi::vals v[4][4];
@@ -194,8 +200,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
               const int j = cc * 4 + jj, m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
-              if (m < M && n < N)
-                v[jj][q] = epi.value(cbase + (unsigned long long)m * N + n, acc[j * 4 + q]);
+              v[jj][q] = epi.value(cbase + (unsigned long long)kf_below(m, M) * N + kf_below(n, N), acc[j * 4 + q]);
             }
 #pragma unroll
           for (int jj = 0; jj < 4; ++jj)
