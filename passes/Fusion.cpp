@@ -4,6 +4,8 @@
 // the whole pass is near-linear in the number of nodes.
 #include "passes/Fusion.h"
 
+#include "passes/JsonText.h"
+
 #include "ir/Error.h"
 #include "passes/Pass.h"
 #include "passes/Traffic.h"
@@ -20,20 +22,6 @@ namespace kfuse {
 
 std::string nodeLabel(const Node *n) {
   return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id()) : "%" + n->name();
-}
-
-static std::string jsonEscape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-      continue;
-    }
-    out += c;
-  }
-  return out;
 }
 
 std::string FusionLog::str() const {

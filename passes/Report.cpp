@@ -1,5 +1,7 @@
 #include "passes/Report.h"
 
+#include "passes/JsonText.h"
+
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
 
@@ -74,13 +76,15 @@ static std::string planJson(const TrafficPlan &p) {
                      p.launches(), p.bytesRead, p.bytesWritten, p.bytes(), p.flops, p.seconds, ks);
 }
 
-std::string reportJson(const TrafficReport &r) {
+std::string reportJson(const TrafficReport &r, const std::string &moreMembers) {
   return fmt::format("{{\"graph\": \"{}\", \"device\": {{\"name\": \"{}\", \"bytes_per_second\": "
-                     "{:.6g}, \"flops_per_second\": {:.6g}, \"ridge\": {:.6g}}}, \"unfused\": {}, "
-                     "\"fused\": {}, \"byte_saving\": {:.6g}, \"decisions\": {}}}\n",
-                     r.graphName, r.device.name, r.device.bytesPerSecond,
-                     r.device.flopsPerSecond, r.device.ridge(), planJson(r.unfused),
-                     planJson(r.fused), r.byteSaving(), r.decisions.json());
+                     "{:.6g}, \"flops_per_second\": {:.6g}, \"kernel_seconds\": {:.6g}, \"ridge\": "
+                     "{:.6g}}}, \"unfused\": {}, \"fused\": {}, \"byte_saving\": {:.6g}, "
+                     "\"decisions\": {}{}}}\n",
+                     jsonEscape(r.graphName), jsonEscape(r.device.name), r.device.bytesPerSecond,
+                     r.device.flopsPerSecond, r.device.kernelSeconds, r.device.ridge(),
+                     planJson(r.unfused), planJson(r.fused), r.byteSaving(), r.decisions.json(),
+                     moreMembers);
 }
 
 } // namespace kfuse

@@ -29,7 +29,8 @@ struct TrafficReport {
 TrafficReport buildReport(const Graph &g, const Device &d);
 /// The human-readable table: per fused kernel, then totals, launches and the saving.
 std::string formatReport(const TrafficReport &r);
-/// The same as one JSON object.
-std::string reportJson(const TrafficReport &r);
+/// The same as one JSON object; `moreMembers` (", \"name\": value, ...") goes in after its
+/// own members (kfuse report adds the kernels' expected times).
+std::string reportJson(const TrafficReport &r, const std::string &moreMembers = "");
 
 } // namespace kfuse

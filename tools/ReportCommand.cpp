@@ -8,6 +8,7 @@
 #include "codegen/KernelSpec.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
+#include "passes/JsonText.h"
 #include "passes/Report.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
@@ -17,16 +18,26 @@
 namespace kfuse::tool {
 namespace {
 
-/// For the fused graph's kernels as codegen builds them for `t`: each matmul kernel's GEMM
-/// kernel and why, then every kernel's expected time on `d` (codegen/KernelEstimate.h).
-std::string kernelSection(const Graph &fused, const codegen::Target &t, const Device &d) {
-  std::vector<codegen::KernelSpec> specs;
+/// The fused graph's kernels as codegen builds them for `t` (empty, with `error` set, where
+/// it cannot, e.g. a matmul beyond what a generated GEMM indexes).
+std::vector<codegen::KernelSpec> kernelsFor(const Graph &fused, const codegen::Target &t,
+                                            std::string &error) {
   try {
-    specs = codegen::buildKernelSpecs(fused, t);
-  } catch (const Error &e) { // e.g. a matmul beyond what a generated GEMM indexes
-    return fmt::format("\nGEMM kernels on {}: none generated: {}\n", codegen::compileArch(t),
-                       e.what());
+    return codegen::buildKernelSpecs(fused, t);
+  } catch (const Error &e) {
+    error = e.what();
+    return {};
   }
+}
+
+/// Each matmul kernel's GEMM kernel and why, then every kernel's expected time on `d`
+/// (codegen/KernelEstimate.h).
+std::string kernelSection(const Graph &fused, const codegen::Target &t, const Device &d) {
+  std::string error;
+  std::vector<codegen::KernelSpec> specs = kernelsFor(fused, t, error);
+  if (!error.empty())
+    return fmt::format("\nGEMM kernels on {}: none generated: {}\n", codegen::compileArch(t),
+                       error);
   std::string gemms, times;
   double total = 0;
   for (const codegen::KernelSpec &k : specs) {
@@ -46,6 +57,31 @@ std::string kernelSection(const Graph &fused, const codegen::Target &t, const De
                        codegen::compileArch(t), t.smCount, d.name, formatSeconds(total),
                        specs.size(), specs.size() == 1 ? "" : "s", times);
   return out;
+}
+
+/// The same as a JSON member: `, "expected": {"arch", "sm_count", "seconds", "kernels": [{"name",
+/// "gemm" (the GEMM kernel, or null), "seconds", "roofline_seconds", "busy", "useful",
+/// "compute_bound", "why"}]}`, or `"error"` in place of the kernels.
+std::string kernelJson(const Graph &fused, const codegen::Target &t, const Device &d) {
+  std::string error;
+  std::vector<codegen::KernelSpec> specs = kernelsFor(fused, t, error);
+  std::string kernels;
+  double total = 0;
+  for (const codegen::KernelSpec &k : specs) {
+    codegen::KernelEstimate e = codegen::estimateKernel(k, t, d);
+    total += e.seconds;
+    kernels += fmt::format(
+        "{}{{\"name\": \"{}\", \"gemm\": {}, \"seconds\": {:.6g}, \"roofline_seconds\": {:.6g}, "
+        "\"busy\": {:.6g}, \"useful\": {:.6g}, \"compute_bound\": {}, \"why\": \"{}\"}}",
+        kernels.empty() ? "" : ", ", jsonEscape(k.name),
+        k.gemm ? fmt::format("\"{}\"", jsonEscape(k.gemm->describe())) : std::string("null"),
+        e.seconds, e.roofSeconds, e.busy, e.useful, e.computeBound ? "true" : "false",
+        jsonEscape(e.why));
+  }
+  return fmt::format(", \"expected\": {{\"arch\": \"{}\", \"sm_count\": {}, \"seconds\": {:.6g}, {}}}",
+                     codegen::compileArch(t), t.smCount, total,
+                     error.empty() ? fmt::format("\"kernels\": [{}]", kernels)
+                                   : fmt::format("\"error\": \"{}\"", jsonEscape(error)));
 }
 
 int reportMain(const std::vector<std::string> &args) {
@@ -74,7 +110,7 @@ int reportMain(const std::vector<std::string> &args) {
   for (const auto &g : graphs) {
     TrafficReport r = buildReport(*g, d);
     if (cli.has("--json"))
-      fmt::print("{}", reportJson(r));
+      fmt::print("{}", reportJson(r, kernelJson(*r.fusedGraph, target, d)));
     else
       fmt::print("{}{}{}", first ? "" : "\n", formatReport(r), kernelSection(*r.fusedGraph, target, d));
     first = false;
