@@ -289,6 +289,10 @@ size_t decodeSharedBytes(const GemmSpec &s) {
   return s.stages * (a + b) * 2;
 }
 
+size_t decodePartialBytes(const GemmSpec &s) {
+  return size_t(s.warpsN) * size_t(s.M) * (s.bn + 8) * 4;
+}
+
 std::string decodeDescribe(const GemmSpec &s) {
   return fmt::format("decode tensor-core mma.sync {}x{}x{}{}, {}, {} stages, {} warps", s.bm, s.bn,
                      s.bk, s.tensorMaps() ? " (B by TMA)" : "", s.ks > 1 ? fmt::format("K split over a {}-CTA cluster", s.ks)

@@ -27,6 +27,9 @@ bool decodeTmaValid(const GemmSpec &s, const Target &target);
 /// rank without work).
 bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsigned bk);
 size_t decodeSharedBytes(const GemmSpec &s);
+/// Bytes of every warp's M x BN partial sums (rows padded to BN + 8 floats), which reuse the
+/// ring: a configuration is valid only where they fit in it (kf_gemm_decode's static_assert).
+size_t decodePartialBytes(const GemmSpec &s);
 std::string decodeDescribe(const GemmSpec &s);
 
 /// The device template kf_gemm_decode (needs gemmPrelude's helpers before it).

@@ -52,7 +52,7 @@ std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
                     !decodeSplitValid(chosen, t, ks, bk) || (tma && !decodeTmaValid(chosen, t)))
                   continue;
                 configureDecode(c, t, bn, bk, stages, ks, warps, tma);
-                if (size_t(warps) * size_t(c.M) * (bn + 8) * 4 <= c.sharedBytes())
+                if (decodePartialBytes(c) <= c.sharedBytes())
                   add(c);
               }
     break;

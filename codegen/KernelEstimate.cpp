@@ -12,9 +12,10 @@ namespace {
 
 double ceilDiv(double a, double b) { return std::ceil(a / b); }
 
-/// A GEMM kernel's grid of tiles and the blocks the device runs at once.
+/// A GEMM kernel's tiles of C, the CTAs computing them (a decode kernel splits each tile's
+/// K over ks CTAs) and the CTAs the device runs at once.
 struct TileGrid {
-  double tiles = 0, slots = 0, useful = 1;
+  double tiles = 0, ctas = 0, slots = 0, useful = 1;
 };
 
 TileGrid tileGrid(const GemmSpec &s, const Target &t) {
@@ -22,8 +23,7 @@ TileGrid tileGrid(const GemmSpec &s, const Target &t) {
   const double M = double(s.M), N = double(s.N), K = double(s.K);
   const double bm = s.bm ? s.bm : 1, bn = s.bn ? s.bn : 1, bk = s.bk ? s.bk : 1;
   g.tiles = ceilDiv(M, bm) * ceilDiv(N, bn) * std::max(1.0, double(s.batch()));
-  if (s.kernel == GemmKernel::Decode)
-    g.tiles *= s.ks;
+  g.ctas = g.tiles * (s.kernel == GemmKernel::Decode ? s.ks : 1);
   // Wgmma is persistent, one CTA per SM; the others hold as many blocks as fit.
   g.slots = double(t.smCount) *
             (s.kernel == GemmKernel::Wgmma ? 1.0 : double(blocksPerSM(t, s.sharedBytes(), s.threads())));
@@ -44,13 +44,13 @@ KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const D
   if (k.gemm && k.numel() > 0) {
     const GemmSpec &s = *k.gemm;
     TileGrid g = tileGrid(s, target);
-    const double rounds = std::max(1.0, ceilDiv(g.tiles, g.slots));
-    e.busy = g.tiles > 0 ? g.tiles / (rounds * g.slots) : 1.0;
+    const double rounds = std::max(1.0, ceilDiv(g.ctas, g.slots));
+    e.busy = g.ctas > 0 ? g.ctas / (rounds * g.slots) : 1.0;
     e.useful = g.useful;
     tCompute = tFlop / (e.busy * e.useful);
     grid = fmt::format(" / {:.2f} busy ({:.0f} {}x{} tiles{} in {:.0f} round{} of {:.0f}) / {:.2f} "
                        "useful = {}",
-                       e.busy, g.tiles / (s.kernel == GemmKernel::Decode ? s.ks : 1), s.bm, s.bn,
+                       e.busy, g.tiles, s.bm, s.bn,
                        s.kernel == GemmKernel::Decode && s.ks > 1
                            ? fmt::format(" x {} K slices", s.ks)
                            : std::string(),

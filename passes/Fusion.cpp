@@ -4,9 +4,8 @@
 // the whole pass is near-linear in the number of nodes.
 #include "passes/Fusion.h"
 
-#include "passes/JsonText.h"
-
 #include "ir/Error.h"
+#include "passes/JsonText.h"
 #include "passes/Pass.h"
 #include "passes/Traffic.h"
 

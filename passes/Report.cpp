@@ -1,8 +1,7 @@
 #include "passes/Report.h"
 
-#include "passes/JsonText.h"
-
 #include "ir/Verifier.h"
+#include "passes/JsonText.h"
 #include "passes/PassManager.h"
 
 #include <fmt/format.h>
