@@ -1,6 +1,7 @@
 #include "runtime/Timing.h"
 
 #include "runtime/DeviceTensor.h"
+#include "runtime/Nvrtc.h"
 
 #include <algorithm>
 #include <vector>
@@ -21,6 +22,32 @@ struct EventPair {
     d.cuEventDestroy_v2(stop);
   }
 };
+
+/// One thread spinning on the GPU's global timer (nanoseconds) for `ns`.
+const char *kBusySource = R"(extern "C" __global__ void kf_busy(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+)";
+
+/// Enqueues the busy kernel on `stream` for `us` microseconds (compiled and loaded once).
+void keepBusy(Driver &d, CUstream stream, double us) {
+  static CUfunction fn = [&d] {
+    CompiledProgram p = nvrtcCompile(kBusySource, d.arch(), false);
+    CUmodule m;
+    d.check(d.cuModuleLoadData(&m, p.cubin.data()), "loading the timing's busy kernel");
+    CUfunction f;
+    d.check(d.cuModuleGetFunction(&f, m, "kf_busy"), "cuModuleGetFunction kf_busy");
+    return f;
+  }();
+  unsigned long long ns = static_cast<unsigned long long>(us * 1e3);
+  void *args[] = {&ns};
+  d.check(d.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr),
+          "launching the timing's busy kernel");
+}
 } // namespace
 
 double medianMs(CUstream stream, const std::function<void()> &work, const TimingOptions &o) {
@@ -31,6 +58,8 @@ double medianMs(CUstream stream, const std::function<void()> &work, const Timing
   d.check(d.cuStreamSynchronize(stream), "synchronizing after the warm-up runs");
   std::vector<float> t;
   for (int i = 0; i < std::max(1, o.reps); ++i) {
+    if (o.queueBehindUs > 0)
+      keepBusy(d, stream, o.queueBehindUs);
     d.check(d.cuEventRecord(ev.start, stream), "cuEventRecord");
     work();
     d.check(d.cuEventRecord(ev.stop, stream), "cuEventRecord");

@@ -12,6 +12,12 @@ namespace kfuse::runtime {
 struct TimingOptions {
   int warmup = 3;
   int reps = 30;
+  /// > 0: each repetition is queued behind a kernel that keeps the GPU busy for this many
+  /// microseconds, so the host's time to submit the start event and the work is not
+  /// counted (the GPU time of the work, launch latency on the GPU included). 0: the GPU is
+  /// idle when the start event is submitted, so the time includes the host's submission of
+  /// the work (the per-call latency a caller without CUDA graphs or a full queue sees).
+  double queueBehindUs = 0;
 };
 
 /// Median milliseconds of `work`, which enqueues its launches on `stream`.
