@@ -19,6 +19,7 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <functional>
+#include <string>
 #include <vector>
 
 using namespace kfuse;
@@ -37,12 +38,15 @@ static void cublasCheck(cublasStatus_t s, const char *what) {
 struct Timed {
   double perCall = 0, queued = 0; // ms
 };
+/// With reps == 1 (`--once`, for a profiler) the work runs once, per call, no warm-up.
 static Timed timed(const std::function<void()> &work, int reps) {
   runtime::TimingOptions o;
-  o.warmup = 5;
+  o.warmup = reps > 1 ? 5 : 0;
   o.reps = reps;
   Timed t;
   t.perCall = runtime::medianMs(nullptr, work, o);
+  if (reps == 1)
+    return {t.perCall, t.perCall};
   o.queueBehindUs = 200;
   t.queued = runtime::medianMs(nullptr, work, o);
   return t;
@@ -168,7 +172,21 @@ static void gemmEx(cublasHandle_t h, CUdeviceptr A, CUdeviceptr B, CUdeviceptr C
               "cublasGemmEx");
 }
 
-int main() {
+/// GemmBench [--once] [--only TEXT]: --once runs every implementation once (for ncu), --only
+/// keeps the cases whose name contains TEXT.
+int main(int argc, char **argv) {
+  int reps = 50;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--once")) {
+      reps = 1;
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: GemmBench [--once] [--only TEXT]\n");
+      return 1;
+    }
+  }
   D = Driver::get();
   if (!D) {
     std::fprintf(stderr, "GemmBench: %s\n", Driver::unavailableReason().c_str());
@@ -181,7 +199,6 @@ int main() {
     Lt lt;
     cublasCheck(cublasLtCreate(&lt.h), "cublasLtCreate");
     lt.ws = reinterpret_cast<void *>(alloc(lt.wsBytes));
-    const int reps = 50;
 
     // Copy bandwidth: 1 GiB device to device, bytes read + written.
     size_t cb = size_t(1) << 30;
@@ -225,6 +242,8 @@ int main() {
         {"decode M=16 [16,8192]x[8192,8192] +bias+relu", 16, 8192, 8192, false},
         {"decode M=16, W as [N,K] (trans_b)", 16, 8192, 8192, true}};
     for (const Shape3 &s : shapes) {
+      if (std::string(s.name).find(only) == std::string::npos)
+        continue;
       double flops = 2.0 * s.M * s.N * s.K, wbytes = 2.0 * s.N * s.K;
       CUdeviceptr A = randomBf16(s.M * s.K, 1), B = randomBf16(s.N * s.K, 2),
                   bias = randomBf16(s.N, 3);
