@@ -460,8 +460,9 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   case GemmKernel::Wgmma:
     // Persistent (no blockIdx.z): the batch's A and B matrices from inside the tile loop.
     e.line("const {}_z zidx{{}};", k.mangled);
-    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);", head, tb,
-           s.warpsM, s.bn, s.stages, s.batch(), k.mangled, k.mangled);
+    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);", head,
+           tb, s.warpsM, s.bn, s.stages, s.batch(), s.pingpong ? "true" : "false", k.mangled,
+           k.mangled);
     break;
   case GemmKernel::TensorCore:
     e.line("kf_gemm_tc<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head, tb, s.bm, s.bn, s.bk,

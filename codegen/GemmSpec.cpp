@@ -69,9 +69,9 @@ size_t GemmSpec::sharedBytes() const {
 std::string GemmSpec::describe() const {
   switch (kernel) {
   case GemmKernel::Wgmma:
-    return fmt::format("wgmma+TMA {}x{}x{}, {} stages, {} consumer warpgroups + 1 TMA producer, "
-                       "{} persistent CTAs",
-                       bm, bn, bk, stages, warpsM, ctas);
+    return fmt::format("wgmma+TMA {}x{}x{}, {} stages, {} consumer warpgroups{} + 1 TMA "
+                       "producer, {} persistent CTAs",
+                       bm, bn, bk, stages, warpsM, pingpong ? " in ping-pong" : "", ctas);
   case GemmKernel::TensorCore:
     return fmt::format("tensor-core mma.sync {}x{}x{}, {} stages, {} warps", bm, bn, bk, stages,
                        warpsM * warpsN);
@@ -145,8 +145,12 @@ static std::string wgmmaRefusal(const GemmSpec &s) {
 }
 
 void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
-                    unsigned stages) {
+                    unsigned stages, bool pingpong) {
+  // A ping-pong consumer holds both halves' accumulators: 2 x BN/2 registers per thread.
+  if (pingpong && (warpsM != 2 || bn != 128))
+    fail("internal: a ping-pong wgmma kernel takes 2 consumer warpgroups and 128 columns");
   s.kernel = GemmKernel::Wgmma;
+  s.pingpong = pingpong;
   s.bk = 64;
   s.warpsM = warpsM;
   s.bm = 64 * warpsM;

@@ -61,6 +61,9 @@ struct GemmSpec {
   unsigned ks = 1;
   /// Wgmma: the persistent grid (min(tiles, SMs) CTAs, each looping over tiles).
   unsigned ctas = 0;
+  /// Wgmma: the two consumer warpgroups take whole 128-row tiles in turn (one's epilogue
+  /// runs while the other's wgmma do), instead of 64 rows each of every tile.
+  bool pingpong = false;
   std::string why; ///< one line: which kernel and why
   /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
   TmaOperand tmaA, tmaB;
@@ -94,10 +97,11 @@ uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride, 
 GemmSpec makeGemmSpec(const Node *mm, const Target &target);
 
 /// The kernel configurations makeGemmSpec picks among (and the autotuner tries): a Hopper
-/// kernel of `warpsM` consumer warpgroups, BN columns and `stages` ring stages; a mma.sync
-/// kernel of 128x128 (`big`) or 64x64 tiles. The problem fields of `s` must be set.
+/// kernel of `warpsM` consumer warpgroups, BN columns and `stages` ring stages (`pingpong`:
+/// two warpgroups taking 128x128 tiles in turn); a mma.sync kernel of 128x128 (`big`) or
+/// 64x64 tiles. The problem fields of `s` must be set.
 void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
-                    unsigned stages);
+                    unsigned stages, bool pingpong = false);
 void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned stages);
 
 } // namespace kfuse::codegen

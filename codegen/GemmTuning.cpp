@@ -64,6 +64,10 @@ std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
             continue; // the second consumer would have no rows
           configureWgmma(c, t, wgc, bn, stages);
           add(c);
+          if (wgc == 2 && bn == 128) { // and the two consumers in turn on 128x128 tiles
+            configureWgmma(c, t, wgc, bn, stages, true);
+            add(c);
+          }
         }
     break;
   case GemmKernel::TensorCore:

@@ -39,9 +39,14 @@ static const char *kKernel = R"(
 // Persistent: CTA b takes tiles b, b + gridDim.x, ... of NB batches x MT x NT tiles, in
 // groups of 8 M-tiles (N inside a group) so tiles in flight share A rows and B columns in
 // L2. The producer runs ahead into the next tile while the consumers store this one.
-template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, class Epi, class Zi>
+// Ping-pong (PP, two consumers): each consumer computes whole tiles, both 64-row halves
+// (HALVES wgmma per k16 step), the two taking the CTA's tiles in turn; a consumer starts a
+// tile's wgmma only when the other has finished the previous tile's (named barriers 1 and
+// 2), so the tensor cores work on one tile while the other consumer runs its epilogue.
+template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, bool PP, class Epi, class Zi>
 static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const Zi &zidx, const Epi &epi) {
-  constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK, G = 8;
+  static_assert(!PP || WGC == 2, "ping-pong takes two consumer warpgroups");
+  constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK, G = 8, HALVES = PP ? WGC : 1;
   constexpr long long MT = (M + BM - 1) / BM, NT = (N + BN - 1) / BN, TILES = MT * NT * NB;
   constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
@@ -60,7 +65,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
       kf_mbar_init(full + 8 * s, 1);        // the producer's arrive, plus the stage's bytes
-      kf_mbar_init(empty + 8 * s, 4 * WGC); // one arrive per consumer warp
+      kf_mbar_init(empty + 8 * s, PP ? 4 : 4 * WGC); // one arrive per warp of its consumer(s)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -102,26 +107,35 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int c = wg - 1;
     const int w = (threadIdx.x / 32) % 4, g = lane / 4, t4 = lane % 4;
-    unsigned it = 0;
-    for (long long t = blockIdx.x; t < TILES; t += gridDim.x) {
+    // This CTA's tiles; ping-pong: consumer c takes its local tiles c, c + 2, ...
+    const long long mine = (TILES - blockIdx.x + gridDim.x - 1) / gridDim.x;
+    for (long long j = PP ? c : 0; j < mine; j += PP ? 2 : 1) {
       unsigned z;
       int m0, n0;
-      tileOf(t, z, m0, n0);
-      float acc[BN / 2];
+      tileOf(blockIdx.x + j * gridDim.x, z, m0, n0);
+      unsigned it = (unsigned)(j * KT); // the ring position of the tile's first k step
+      if (PP && j > 0) // the other consumer has issued and finished tile j - 1's wgmma
+        asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
+      float acc[HALVES][BN / 2];
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i)
-        acc[i] = 0.0f;
+      for (int h = 0; h < HALVES; ++h)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i)
+          acc[h][i] = 0.0f;
       for (int kt = 0; kt < KT; ++kt, ++it) {
         const unsigned s = it % ST;
         kf_mbar_wait(full + 8 * s, (it / ST) & 1);
-        const unsigned sa = base + s * STAGE + c * 8192, sb = base + s * STAGE + A_BYTES;
+        const unsigned sa = base + s * STAGE + (PP ? 0 : c * 8192), sb = base + s * STAGE + A_BYTES;
         kf_wg_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
-          const unsigned long long da = kf_wg_desc(sa + (TA ? kk * 2048 : kk * 32), TA ? 8192 : 16, 1024);
           const unsigned long long db = kf_wg_desc(sb + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024);
-          // Transpose bits: 1 for an M/N-major operand (A^T stored [K,M]; B stored [K,N]).
-          kf_wgmma<BN>::template run<DT, TA, !TB>(acc, da, db);
+#pragma unroll
+          for (int h = 0; h < HALVES; ++h) {
+            const unsigned ah = sa + h * 8192 + (TA ? kk * 2048 : kk * 32);
+            // Transpose bits: 1 for an M/N-major operand (A^T stored [K,M]; B stored [K,N]).
+            kf_wgmma<BN>::template run<DT, TA, !TB>(acc[h], kf_wg_desc(ah, TA ? 8192 : 16, 1024), db);
+          }
         }
         kf_wg_commit();
         // Keep this stage's wgmma group in flight; the previous one has finished reading
@@ -133,10 +147,14 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       kf_wg_wait<0>();
       if (KT > 0 && lane == 0) // the tile's last stage
         kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
+      if (PP && j + 1 < mine) // the tensor cores are free: the other consumer's turn
+        asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - c) : "memory");
       // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
       // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
       const unsigned long long cbase = (unsigned long long)z * M * N;
-      const int row0 = m0 + c * 64 + w * 16;
+#pragma unroll
+      for (int hf = 0; hf < HALVES; ++hf) {
+      const int row0 = m0 + (PP ? hf : c) * 64 + w * 16;
       if constexpr (Epi::staged) {
         // One 16-bit output: each warp stages its 16 rows 64 columns at a time (rows padded
         // to 72 elements, so the fragment's 4-byte writes hit 32 distinct banks) and stores
@@ -160,8 +178,8 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
             for (int h = 0; h < 2; ++h) {
               const int j = cc * 8 + jj, m = kf_below(row0 + g + 8 * h, M), n = n0 + j * 8 + t4 * 2;
               const unsigned long long i = cbase + (unsigned long long)m * N;
-              const unsigned v0 = epi.value(i + kf_below(n, N), acc[j * 4 + 2 * h]).r0;
-              const unsigned v1 = epi.value(i + kf_below(n + 1, N), acc[j * 4 + 2 * h + 1]).r0;
+              const unsigned v0 = epi.value(i + kf_below(n, N), acc[hf][j * 4 + 2 * h]).r0;
+              const unsigned v1 = epi.value(i + kf_below(n + 1, N), acc[hf][j * 4 + 2 * h + 1]).r0;
               pk[jj][h] = v0 | v1 << 16;
             }
 #pragma unroll
@@ -200,7 +218,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
               const int j = cc * 4 + jj, m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
-              v[jj][q] = epi.value(cbase + (unsigned long long)kf_below(m, M) * N + kf_below(n, N), acc[j * 4 + q]);
+              v[jj][q] = epi.value(cbase + (unsigned long long)kf_below(m, M) * N + kf_below(n, N), acc[hf][j * 4 + q]);
             }
 #pragma unroll
           for (int jj = 0; jj < 4; ++jj)
@@ -212,6 +230,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
             }
         }
       }
+      } // halves
     }
   }
 }

@@ -128,7 +128,7 @@ TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's param
         std::string::npos);
   CHECK(src.find("make_int2((int)((unsigned long long)(z / 3u) * 1ull), (int)((unsigned long "
                  "long)(z % 3u) * 1ull))") != std::string::npos);
-  CHECK(src.find("kf_gemm_wg<2, 40, 24, 64, false, false, 1, 128, 8, 6,") != std::string::npos);
+  CHECK(src.find("kf_gemm_wg<2, 40, 24, 64, false, false, 1, 128, 8, 6, false,") != std::string::npos);
   CHECK(specs[0].launchConfig(256, 1).grid == 6);  // 6 tiles (1 per batch): 6 CTAs
   CHECK(specs[0].launchConfig(256, 1).gridZ == 1); // batches inside the tile loop
   CHECK(src.find("struct kf_wgmma<128>") != std::string::npos);

@@ -53,6 +53,7 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
     CHECK(c.size() >= 4);
     CHECK(c[0].describe() == h.describe());
     std::set<std::string> seen;
+    unsigned pingpong = 0;
     for (const GemmSpec &s : c) {
       INFO(s.describe());
       CHECK(seen.insert(s.describe()).second);
@@ -70,8 +71,16 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
         CHECK((s.warpsM == 1 || p.M > 64));
         CHECK(s.ctas >= 1);
         CHECK(s.ctas <= p.t.smCount);
+        if (s.pingpong) { // both halves' accumulators in one consumer: 128 columns
+          ++pingpong;
+          CHECK(s.warpsM == 2);
+          CHECK(s.bn == 128);
+          CHECK(s.describe().find("in ping-pong") != std::string::npos);
+        }
       }
     }
+    if (p.kind == GemmKernel::Wgmma) // two consumers are needed to take tiles in turn
+      CHECK((pingpong > 0) == (p.M > 64));
     if (p.kind == GemmKernel::Decode && p.t.sm == 90 && p.K == 8192) {
       // K splits of 1, 2, 4 and 8 CTAs, 64 and 128 columns all appear.
       std::set<unsigned> ks, bn;
@@ -83,6 +92,15 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
       CHECK(bn == std::set<unsigned>{64, 128});
     }
   }
+  GemmSpec h = heuristic(*mbr(bf16, 4096, 4096, 4096), h100);
+  CHECK_THROWS_WITH(configureWgmma(h, h100, 1, 128, 4, true), Catch::Contains("ping-pong"));
+  CHECK_THROWS_WITH(configureWgmma(h, h100, 2, 256, 4, true), Catch::Contains("ping-pong"));
+  configureWgmma(h, h100, 2, 128, 6, true);
+  auto specs = buildKernelSpecs(*mbr(bf16, 4096, 4096, 4096), h100);
+  CHECK(emitProgram(specs).find("2, 256, 4, 1, false, ") != std::string::npos); // cooperative
+  specs[0].gemm = h;
+  CHECK(emitProgram(specs).find("kf_gemm_wg<2, 4096, 4096, 4096, false, false, 2, 128, 6, 1, "
+                                "true, ") != std::string::npos);
   // One configuration only: nothing to tune.
   auto f32g = mbr(f32, 300, 200, 72);
   CHECK(gemmCandidates(heuristic(*f32g, h100), h100).size() == 1);
