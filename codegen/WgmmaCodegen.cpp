@@ -41,8 +41,8 @@ static const char *kKernel = R"(
 // L2. The producer runs ahead into the next tile while the consumers store this one.
 // Ping-pong (PP, two consumers): each consumer computes whole tiles, both 64-row halves
 // (HALVES wgmma per k16 step), the two taking the CTA's tiles in turn; a consumer starts a
-// tile's wgmma only when the other has finished the previous tile's (named barriers 1 and
-// 2), so the tensor cores work on one tile while the other consumer runs its epilogue.
+// tile's wgmma only when the other has issued all of the previous tile's (named barriers 1
+// and 2), so the tensor cores work on one tile while the other consumer runs its epilogue.
 template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, bool PP, class Epi, class Zi>
 static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const Zi &zidx, const Epi &epi) {
   static_assert(!PP || WGC == 2, "ping-pong takes two consumer warpgroups");
@@ -114,7 +114,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       int m0, n0;
       tileOf(blockIdx.x + j * gridDim.x, z, m0, n0);
       unsigned it = (unsigned)(j * KT); // the ring position of the tile's first k step
-      if (PP && j > 0) // the other consumer has issued and finished tile j - 1's wgmma
+      if (PP && j > 0) // the other consumer has issued tile j - 1's wgmma
         asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
       float acc[HALVES][BN / 2];
 #pragma unroll
@@ -144,11 +144,12 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
         if (kt > 0 && lane == 0)
           kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
       }
+      // Every wgmma of the tile is issued: the other consumer's may queue behind them.
+      if (PP && j + 1 < mine)
+        asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - c) : "memory");
       kf_wg_wait<0>();
       if (KT > 0 && lane == 0) // the tile's last stage
         kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
-      if (PP && j + 1 < mine) // the tensor cores are free: the other consumer's turn
-        asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - c) : "memory");
       // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
       // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
       const unsigned long long cbase = (unsigned long long)z * M * N;
