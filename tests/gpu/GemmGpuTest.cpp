@@ -6,6 +6,8 @@
 // by point in float64 where the graph is too big for the interpreter).
 #include "GpuHarness.h"
 
+#include "codegen/GemmTuning.h"
+#include "codegen/KernelSpec.h"
 #include "ir/Builder.h"
 #include "ir/Compare.h"
 #include "ir/Error.h"
@@ -199,9 +201,10 @@ struct RunResult {
 };
 
 /// Runs `g` with random inputs and poisoned outputs; `graphReplay` runs it as a CUDA graph;
-/// `archSpecific` false keeps to portable kernels (mma.sync instead of sm_90a's wgmma).
+/// `archSpecific` false keeps to portable kernels (mma.sync instead of sm_90a's wgmma);
+/// `tuning` picks GEMM configurations as an autotuned choice would.
 RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
-                   bool archSpecific = true) {
+                   bool archSpecific = true, const codegen::GemmTuning *tuning = nullptr) {
   Driver &d = Driver::require();
   RunResult r;
   std::vector<DeviceBuffer> inBuf, outBuf;
@@ -218,7 +221,7 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
   }
   codegen::CodegenOptions options;
   options.archSpecific = archSpecific;
-  runtime::Executable exe(d, g, options);
+  runtime::Executable exe(d, g, options, tuning);
   if (graphReplay) {
     exe.captureGraph(inPtr, outPtr);
     exe.replay(nullptr);
@@ -527,6 +530,54 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
   INFO(r.specs[0].gemm->describe());
   CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
   CHECK(checkWithInterpreter(*g, r) == "");
+}
+
+// The ping-pong configuration (an autotune candidate) where each CTA takes 2-3 tiles, so
+// both consumers run tiles in turn and one of them has a tile more: 1800 x 2600 is 15 x 21
+// tiles of 128 x 128 (both edges partial) for 132 CTAs, K = 72 one full and one partial
+// k step; every layout, the staged one-output epilogue and the two-output one.
+TEST_CASE("GEMM: the wgmma ping-pong kernel, several tiles per CTA, every layout",
+          "[gpu][gemm][wgmma][pingpong]") {
+  Driver &d = Driver::require();
+  if (d.ccMajor != 9 || d.ccMinor != 0) {
+    WARN("wgmma needs compute capability 9.0; this device is " << d.arch());
+    return;
+  }
+  const codegen::Target t = runtime::deviceTarget(d);
+  const int64_t M = 1800, N = 2600, K = 72;
+  for (int tr = 0; tr < 4; ++tr) {
+    const bool twoOutputs = tr % 2 == 1;
+    const DType dt = tr < 2 ? DType::BF16 : DType::F16;
+    MatMulAttrs attrs{bool(tr & 1), bool(tr & 2)};
+    auto g = std::make_unique<Graph>("pingpong");
+    Value a = g->input("a", dt, attrs.transA ? Shape{K, M} : Shape{M, K});
+    Value b = g->input("b", dt, attrs.transB ? Shape{N, K} : Shape{K, N});
+    Value h = matmul(a, b, attrs);
+    Value bias = g->input("bias", dt, {N});
+    if (twoOutputs) {
+      g->output(h);
+      g->output(tanh(h + bias));
+    } else {
+      g->output(relu(h + bias));
+    }
+    fuseGraph(*g);
+    auto specs = codegen::buildKernelSpecs(*g, t);
+    REQUIRE(specs.size() == 1);
+    REQUIRE(specs[0].gemm);
+    REQUIRE(specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+    codegen::GemmTuning tuning;
+    for (const codegen::GemmSpec &c : codegen::gemmCandidates(*specs[0].gemm, t))
+      if (c.pingpong && c.stages == 4)
+        tuning.byProblem[codegen::gemmProblemKey(*specs[0].gemm, t)] = {c.describe(), "test"};
+    REQUIRE(tuning.byProblem.size() == 1);
+    RunResult r = runOnGpu(*g, 900 + tr, false, true, &tuning);
+    INFO(dtypeName(dt) << " transA=" << attrs.transA << " transB=" << attrs.transB
+                       << " outputs=" << g->outputs().size() << " "
+                       << r.specs[0].gemm->describe());
+    REQUIRE(r.specs[0].gemm->pingpong);
+    CHECK(r.specs[0].gemm->ctas == std::min(t.smCount, 15u * 21u));
+    CHECK(checkWithInterpreter(*g, r) == "");
+  }
 }
 
 TEST_CASE("GEMM: broadcast batch dims, broadcast bias and residual epilogues", "[gpu][gemm]") {
