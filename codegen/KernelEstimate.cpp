@@ -37,8 +37,8 @@ TileGrid tileGrid(const GemmSpec &s, const Target &t) {
 KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const Device &d) {
   KernelEstimate e;
   const double bytes = double(k.bytesMoved()), flops = k.flops();
-  const double tMem = bytes / d.bytesPerSecond, tFlop = flops / d.flopsPerSecond;
-  e.roofSeconds = std::max(tMem, tFlop);
+  const double tMem = d.memorySeconds(bytes), tFlop = d.computeSeconds(flops);
+  e.roofSeconds = d.roofline(bytes, flops);
   double tCompute = tFlop;
   std::string grid;
   if (k.gemm && k.numel() > 0) {

@@ -6,6 +6,7 @@
 /// 4 us per kernel: the device copy's time over 134 MB - 2.15 GB moved, 37.1 / 130 / 506 us
 /// measured on the H200 on 2026-12-03, is bytes / 4.19 TB/s + 4 us within 3%). Any other
 /// device is written `NAME:BW_TBps:TFLOPs[:FIXED_us]`, e.g. `a100:2.0:312` or `a100:2.0:312:5`.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,13 @@ struct Device {
   double kernelSeconds = 0;  ///< fixed cost per kernel: launch, first loads, last stores
   /// FLOP per byte above which a kernel is compute-bound.
   double ridge() const { return flopsPerSecond / bytesPerSecond; }
+  /// Seconds to move `bytes` at the bandwidth, to do `flops` at the rate.
+  double memorySeconds(double bytes) const { return bytes / bytesPerSecond; }
+  double computeSeconds(double flops) const { return flops / flopsPerSecond; }
+  /// The roofline: whichever of the two takes longer.
+  double roofline(double bytes, double flops) const {
+    return std::max(memorySeconds(bytes), computeSeconds(flops));
+  }
 };
 
 /// "h100", "h200" or "NAME:BW_TBps:TFLOPs[:FIXED_us]"; throws kfuse::Error naming the accepted forms.

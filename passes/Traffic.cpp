@@ -18,8 +18,7 @@ double nodeFlops(const Node *n) {
 }
 
 static void finish(KernelTraffic &k, const Device &d) {
-  double tMem = double(k.bytes()) / d.bytesPerSecond, tFlop = k.flops / d.flopsPerSecond;
-  k.seconds = std::max(tMem, tFlop);
+  k.seconds = d.roofline(double(k.bytes()), k.flops);
   k.computeBound = k.intensity() > d.ridge();
 }
 
