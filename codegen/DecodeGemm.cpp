@@ -308,6 +308,18 @@ bool decodeTmaValid(const GemmSpec &s, const Target &target) {
          s.N < (int64_t(1) << 32) && double(s.K) * double(s.N) * 2 < 0x1p40;
 }
 
+/// CTAs of `s` the device runs at once: one per SM with B by TMA (measured fastest), else as
+/// many as fit, at most two.
+static double decodeSlots(const GemmSpec &s, const Target &target) {
+  return std::min(s.tensorMaps() ? 1.0 : 2.0,
+                  double(blocksPerSM(target, s.sharedBytes(), s.threads()))) *
+         target.smCount;
+}
+/// Column tiles of `s` over every batch: its CTAs without a K split.
+static double decodeUnits(const GemmSpec &s) {
+  return std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
+}
+
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma) {
   s.kernel = GemmKernel::Decode;
@@ -322,11 +334,7 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
   if (tma) // boxes of 64 columns x BK rows of [K, N], or 64 of K x BN rows of [N, K]
     s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), bn)
                       : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), bk);
-  const double slots =
-      std::min(tma ? 1.0 : 2.0, double(blocksPerSM(target, s.sharedBytes(), s.threads()))) *
-      target.smCount;
-  const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
-  const double ctas = units * s.ks;
+  const double slots = decodeSlots(s, target), units = decodeUnits(s), ctas = units * s.ks;
   s.why = fmt::format(
       "M={} <= 16, {} on sm_{}: memory-bound on the {:.0f} weight bytes, streamed once; tensor "
       "cores (rows >= M are zeros, so M=16 costs what M=1 does); {:.0f} {}-column tiles x {} = "
@@ -360,8 +368,7 @@ void chooseDecode(GemmSpec &s, const Target &target) {
   const bool tma = decodeTmaValid(s, target);
   const unsigned warps = tma ? 8 : 4;
   configureDecode(s, target, 64, tma ? 256 : 128, target.sm >= 90 ? 4 : 3, 1, warps, tma);
-  const double slots = (tma ? 1.0 : 2.0) * double(target.smCount);
-  const double units = std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
+  const double slots = decodeSlots(s, target), units = decodeUnits(s);
   // Memory-bound: what matters is that every wave of CTAs is (nearly) full, so pick the
   // cluster size KS (K slices) whose CTA count fills the most of its last wave: efficiency
   // = waves / ceil(waves). A larger KS must beat a smaller one by 2% (each slice adds a
