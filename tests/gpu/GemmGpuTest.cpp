@@ -200,6 +200,14 @@ struct RunResult {
   std::vector<codegen::KernelSpec> specs;
 };
 
+/// Whether `d` runs the sm_90a wgmma kernels (compute capability 9.0 exactly); warns if not.
+bool wgmmaDevice(const Driver &d) {
+  if (d.ccMajor == 9 && d.ccMinor == 0)
+    return true;
+  WARN("wgmma needs compute capability 9.0; this device is " << d.arch());
+  return false;
+}
+
 /// Runs `g` with random inputs and poisoned outputs; `graphReplay` runs it as a CUDA graph;
 /// `archSpecific` false keeps to portable kernels (mma.sync instead of sm_90a's wgmma);
 /// `tuning` picks GEMM configurations as an autotuned choice would.
@@ -476,10 +484,8 @@ TEST_CASE("GEMM: every kernel on one problem per dtype and transpose pair", "[gp
 TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogues",
           "[gpu][gemm][wgmma]") {
   Driver &d = Driver::require();
-  if (d.ccMajor != 9 || d.ccMinor != 0) {
-    WARN("wgmma needs compute capability 9.0; this device is " << d.arch());
+  if (!wgmmaDevice(d))
     return;
-  }
   struct Case {
     int64_t M, N, K;
   };
@@ -539,10 +545,8 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
 TEST_CASE("GEMM: the wgmma ping-pong kernel, several tiles per CTA, every layout",
           "[gpu][gemm][wgmma][pingpong]") {
   Driver &d = Driver::require();
-  if (d.ccMajor != 9 || d.ccMinor != 0) {
-    WARN("wgmma needs compute capability 9.0; this device is " << d.arch());
+  if (!wgmmaDevice(d))
     return;
-  }
   const codegen::Target t = runtime::deviceTarget(d);
   const int64_t M = 1800, N = 2600, K = 72;
   for (int tr = 0; tr < 4; ++tr) {
