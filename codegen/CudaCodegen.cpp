@@ -23,6 +23,10 @@ static __device__ __forceinline__ float kf_nan() { return __int_as_float(0x7fc00
 // IEEE 754-2019 maximum/minimum, as the interpreter: NaN propagates and -0 < +0.
 static __device__ __forceinline__ float kf_max(float a, float b) { return (a != a || b != b) ? kf_nan() : a == b ? (signbit(a) ? b : a) : fmaxf(a, b); }
 static __device__ __forceinline__ float kf_min(float a, float b) { return (a != a || b != b) ? kf_nan() : a == b ? (signbit(a) ? a : b) : fminf(a, b); }
+// Prefetches of the line holding p: into L1 (and L2), or into L2 only. No value comes back,
+// so the thread does not wait for them.
+static __device__ __forceinline__ void kf_prefetch_l1(const void *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+static __device__ __forceinline__ void kf_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 static __device__ __forceinline__ float kf_relu(float x) { return x != x ? x : fmaxf(x, 0.0f); }
 static __device__ __forceinline__ float kf_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 static __device__ __forceinline__ float kf_silu(float x) { return x / (1.0f + expf(-x)); }
@@ -326,6 +330,29 @@ public:
         e_.line("r{} = {};", j, v);
       else
         e_.line("if ({}) out{}[{}] = {};", firstCopy(o.tensor, "i"), j, offset(o.tensor, "i"), v);
+    }
+    e_.closeScope();
+    if (gemm)
+      writePrefetch();
+  }
+
+  /// GEMM epilogue: {name}_prefetch(i, pointers) prefetches what the element function at i
+  /// will read, for the kernel to call while its main loop runs, so the epilogue's loads
+  /// find their lines near. An input broadcast along the matmul's rows (a bias) is read
+  /// again for every row: into L1, where it stays (the main loop's operands go around L1).
+  /// Any other (a residual, one element per element of C) into L2: one tile's share is
+  /// too large for L1, and it is the DRAM latency that the prefetch takes off.
+  void writePrefetch() {
+    std::string params = fmt::format("{} i", idx_);
+    if (std::string ptrs = pointerParams(); !ptrs.empty())
+      params += ", " + ptrs;
+    e_.openScope("static __device__ __forceinline__ void {}_prefetch({})", k_.mangled, params);
+    e_.line("(void)i;");
+    const size_t rank = k_.iterShape.size(); // [batch..., M, N]
+    for (size_t j = 2; j < k_.inputs.size(); ++j) {
+      const SpecTensor &t = k_.inputs[j];
+      const bool perRow = rank >= 2 && t.aligned[rank - 2] != 1 && k_.iterShape[rank - 2] != 1;
+      e_.line("kf_prefetch_{}(in{} + ({}));", perRow ? "l2" : "l1", j, offset(t, "i"));
     }
     e_.closeScope();
   }

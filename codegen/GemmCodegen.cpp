@@ -426,6 +426,9 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
          valStores.empty() ? " (void)i; (void)v;" : "", valStores);
   e.line("__device__ __forceinline__ void operator()(unsigned long long i, float acc) const {{ "
          "store(i, value(i, acc)); }}");
+  e.line("__device__ __forceinline__ void prefetch(unsigned long long i) const {{ "
+         "{}_prefetch(({})i, {}); }}",
+         k.mangled, idx, args);
   e.line("static constexpr bool staged = {};", staged ? "true" : "false");
   e.line("__device__ __forceinline__ unsigned short *out() const {{ return {}; }}",
          staged ? "out0" : "nullptr");

@@ -47,6 +47,7 @@ template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST
 static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const Zi &zidx, const Epi &epi) {
   static_assert(!PP || WGC == 2, "ping-pong takes two consumer warpgroups");
   constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK, G = 8, HALVES = PP ? WGC : 1;
+  constexpr int PF = KT > 6 ? KT - 6 : 0; // the k step after which the epilogue's lines are prefetched
   constexpr long long MT = (M + BM - 1) / BM, NT = (N + BN - 1) / BN, TILES = MT * NT * NB;
   constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
@@ -114,6 +115,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       int m0, n0;
       tileOf(blockIdx.x + j * gridDim.x, z, m0, n0);
       unsigned it = (unsigned)(j * KT); // the ring position of the tile's first k step
+      const unsigned long long cbase = (unsigned long long)z * M * N;
       if (PP && j > 0) // the other consumer has issued tile j - 1's wgmma
         asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
       float acc[HALVES][BN / 2];
@@ -138,6 +140,20 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
           }
         }
         kf_wg_commit();
+        // PF k steps before the end, while the tensor cores work, the lines the epilogue
+        // will read are prefetched: 32 columns apart, lane t4 at 8 columns past that (no
+        // line of a 16-bit or 32-bit input missed), both rows g and g + 8 of each half.
+        if (kt == PF) {
+#pragma unroll
+          for (int hf = 0; hf < HALVES; ++hf)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int m = kf_below(m0 + (PP ? hf : c) * 64 + w * 16 + g + 8 * h, M);
+#pragma unroll
+              for (int q = 0; q < BN / 32; ++q)
+                epi.prefetch(cbase + (unsigned long long)m * N + kf_below(n0 + q * 32 + t4 * 8, N));
+            }
+        }
         // Keep this stage's wgmma group in flight; the previous one has finished reading
         // its stage, which goes back to the producer.
         kf_wg_wait<1>();
@@ -152,7 +168,6 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
         kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
       // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
       // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-      const unsigned long long cbase = (unsigned long long)z * M * N;
 #pragma unroll
       for (int hf = 0; hf < HALVES; ++hf) {
       const int row0 = m0 + (PP ? hf : c) * 64 + w * 16;
