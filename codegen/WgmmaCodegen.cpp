@@ -116,6 +116,9 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       tileOf(blockIdx.x + j * gridDim.x, z, m0, n0);
       unsigned it = (unsigned)(j * KT); // the ring position of the tile's first k step
       const unsigned long long cbase = (unsigned long long)z * M * N;
+      // The first of this warp's 16 rows of C in half hf of the tile (ping-pong: both
+      // halves are this consumer's; else half c, hf 0).
+      auto row0Of = [&](int hf) { return m0 + (PP ? hf : c) * 64 + w * 16; };
       if (PP && j > 0) // the other consumer has issued tile j - 1's wgmma
         asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
       float acc[HALVES][BN / 2];
@@ -148,7 +151,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
           for (int hf = 0; hf < HALVES; ++hf)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const int m = kf_below(m0 + (PP ? hf : c) * 64 + w * 16 + g + 8 * h, M);
+              const int m = kf_below(row0Of(hf) + g + 8 * h, M);
 #pragma unroll
               for (int q = 0; q < BN / 32; ++q)
                 epi.prefetch(cbase + (unsigned long long)m * N + kf_below(n0 + q * 32 + t4 * 8, N));
@@ -170,7 +173,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
 #pragma unroll
       for (int hf = 0; hf < HALVES; ++hf) {
-      const int row0 = m0 + (PP ? hf : c) * 64 + w * 16;
+      const int row0 = row0Of(hf);
       if constexpr (Epi::staged) {
         // One 16-bit output: each warp stages its 16 rows 64 columns at a time (rows padded
         // to 72 elements, so the fragment's 4-byte writes hit 32 distinct banks) and stores
