@@ -17,46 +17,6 @@ static const char *kDecodePrelude = R"(
 // the cluster's through distributed shared memory: rank r sums a 1/KS share of the M x BN
 // results over every rank (in rank order: deterministic) and applies the epilogue to each
 // exactly once. No global workspace, no atomics.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define KF_CLUSTER 1
-#endif
-static __device__ __forceinline__ unsigned kf_cluster_rank() {
-#ifdef KF_CLUSTER
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-#else
-  return 0;
-#endif
-}
-// All threads of all CTAs of the cluster: shared-memory writes before it are visible to
-// distributed shared-memory reads after it, in any CTA of the cluster.
-static __device__ __forceinline__ void kf_cluster_sync() {
-#ifdef KF_CLUSTER
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#else
-  __trap();
-#endif
-}
-// The same barrier without memory ordering (the arrive is relaxed).
-static __device__ __forceinline__ void kf_cluster_sync_relaxed() {
-#ifdef KF_CLUSTER
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
-#else
-  __trap();
-#endif
-}
-// The shared::cluster address of `p` (a shared-memory variable) in CTA `rank` of the cluster.
-static __device__ __forceinline__ unsigned kf_cluster_addr(const void *p, unsigned rank) {
-#ifdef KF_CLUSTER
-  unsigned a;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(a) : "r"(kf_saddr(p)), "r"(rank));
-  return a;
-#else
-  __trap();
-  return 0;
-#endif
-}
 static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
 #ifdef KF_CLUSTER
   float v;
@@ -257,7 +217,7 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
     unsigned base[KS];
 #pragma unroll
     for (int q = 0; q < KS; ++q)
-      base[q] = kf_cluster_addr(red, q);
+      base[q] = kf_cluster_addr(kf_saddr(red), q);
     kf_decode_epilogue<(EPR + THREADS - 1) / THREADS, BN, N, THREADS>(rank * EPR, min(E, (rank + 1) * EPR), n0, cbase, epi, [&](int e) {
       float v = 0.0f;
 #pragma unroll
