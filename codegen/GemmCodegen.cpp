@@ -434,9 +434,11 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
          staged ? "out0" : "nullptr");
   e.closeScope(";");
   if (s.kernel == GemmKernel::Wgmma) // one block per SM: the register split needs them all
-    e.openScope("extern \"C\" __global__ void __launch_bounds__({}, 1) {}(const __grid_constant__ "
+    e.openScope("extern \"C\" __global__ void __launch_bounds__({}, 1){} {}(const __grid_constant__ "
                 "kf_tmap tmA, const __grid_constant__ kf_tmap tmB, {})",
-                s.threads(), k.mangled, kernelPointerParams(k));
+                s.threads(),
+                s.cluster > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", s.cluster) : std::string(),
+                k.mangled, kernelPointerParams(k));
   else
     e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({}{})", s.threads(),
                 decodeKernelAttributes(s), k.mangled,
@@ -463,9 +465,9 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   case GemmKernel::Wgmma:
     // Persistent (no blockIdx.z): the batch's A and B matrices from inside the tile loop.
     e.line("const {}_z zidx{{}};", k.mangled);
-    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);", head,
-           tb, s.warpsM, s.bn, s.stages, s.batch(), s.pingpong ? "true" : "false", k.mangled,
-           k.mangled);
+    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);", head,
+           tb, s.warpsM, s.bn, s.stages, s.batch(), s.pingpong ? "true" : "false", s.cluster,
+           k.mangled, k.mangled);
     break;
   case GemmKernel::TensorCore:
     e.line("kf_gemm_tc<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head, tb, s.bm, s.bn, s.bk,

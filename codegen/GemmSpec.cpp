@@ -70,8 +70,10 @@ std::string GemmSpec::describe() const {
   switch (kernel) {
   case GemmKernel::Wgmma:
     return fmt::format("wgmma+TMA {}x{}x{}, {} stages, {} consumer warpgroups{} + 1 TMA "
-                       "producer, {} persistent CTAs",
-                       bm, bn, bk, stages, warpsM, pingpong ? " in ping-pong" : "", ctas);
+                       "producer, {} persistent CTAs{}",
+                       bm, bn, bk, stages, warpsM, pingpong ? " in ping-pong" : "", ctas,
+                       cluster > 1 ? fmt::format(" in {}-CTA clusters sharing B (TMA multicast)", cluster)
+                                   : std::string());
   case GemmKernel::TensorCore:
     return fmt::format("tensor-core mma.sync {}x{}x{}, {} stages, {} warps", bm, bn, bk, stages,
                        warpsM * warpsN);
@@ -145,12 +147,15 @@ static std::string wgmmaRefusal(const GemmSpec &s) {
 }
 
 void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
-                    unsigned stages, bool pingpong) {
+                    unsigned stages, bool pingpong, unsigned cluster) {
   // A ping-pong consumer holds both halves' accumulators: 2 x BN/2 registers per thread.
   if (pingpong && (warpsM != 2 || bn != 128))
     fail("internal: a ping-pong wgmma kernel takes 2 consumer warpgroups and 128 columns");
+  if (cluster != 1 && (cluster != 2 || bn % 128 != 0))
+    fail("internal: a wgmma cluster is 1 CTA, or 2 splitting B's 64-column boxes");
   s.kernel = GemmKernel::Wgmma;
   s.pingpong = pingpong;
+  s.cluster = cluster;
   s.bk = 64;
   s.warpsM = warpsM;
   s.bm = 64 * warpsM;
@@ -158,10 +163,16 @@ void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned
   s.stages = stages;
   double tiles =
       double((s.M + s.bm - 1) / s.bm) * double((s.N + s.bn - 1) / s.bn) * double(s.batch());
-  s.ctas = static_cast<unsigned>(std::min(tiles, double(target.smCount)));
+  // Persistent: a cluster per work unit (CL M-adjacent tiles), up to the SMs' worth, or for
+  // 2-CTA clusters as many as the device holds at once.
+  double units = double((s.M + s.bm * cluster - 1) / (s.bm * cluster)) *
+                 double((s.N + s.bn - 1) / s.bn) * double(s.batch());
+  double slots = cluster == 1 ? target.smCount : target.pairs();
+  s.ctas = cluster * static_cast<unsigned>(std::max(1.0, std::min(units, slots)));
   s.tmaA = s.transA ? makeTmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
                     : makeTmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
-  s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn)
+  // B as [N, K]: each CTA of a cluster loads BN / CL of the tile's rows.
+  s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn / cluster)
                     : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
   s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
                       dtypeName(s.dtype), tiles, s.bm, s.bn, target.smCount);

@@ -18,6 +18,10 @@ struct Target {
   /// Whether features of exactly this architecture may be used (sm_90a: wgmma, setmaxnreg);
   /// the program is then compiled for "sm_90a", which runs only on compute capability 9.0.
   bool archSpecific = true;
+  /// 2-CTA clusters of a whole-SM kernel the device holds at once (0: smCount / 2, where
+  /// not measured); a persistent clustered grid larger than that runs in two waves.
+  unsigned clusterPairs = 0;
+  unsigned pairs() const { return clusterPairs ? clusterPairs : smCount / 2; }
 };
 /// NVRTC's --gpu-architecture for `t`: "sm_90a" where sm_90's own features are in use.
 std::string compileArch(const Target &t);
@@ -64,6 +68,9 @@ struct GemmSpec {
   /// Wgmma: the two consumer warpgroups take whole 128-row tiles in turn (one's epilogue
   /// runs while the other's wgmma do), instead of 64 rows each of every tile.
   bool pingpong = false;
+  /// Wgmma: CTAs per thread-block cluster (1 or 2): a cluster's CTAs take M-adjacent tiles
+  /// and share B, each loading half of it by TMA multicast into both.
+  unsigned cluster = 1;
   std::string why; ///< one line: which kernel and why
   /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
   TmaOperand tmaA, tmaB;
@@ -98,10 +105,10 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target);
 
 /// The kernel configurations makeGemmSpec picks among (and the autotuner tries): a Hopper
 /// kernel of `warpsM` consumer warpgroups, BN columns and `stages` ring stages (`pingpong`:
-/// two warpgroups taking 128x128 tiles in turn); a mma.sync kernel of 128x128 (`big`) or
-/// 64x64 tiles. The problem fields of `s` must be set.
+/// two warpgroups taking 128x128 tiles in turn; `cluster` 2: B multicast to 2-CTA clusters);
+/// a mma.sync kernel of 128x128 (`big`) or 64x64 tiles. The problem fields of `s` must be set.
 void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
-                    unsigned stages, bool pingpong = false);
+                    unsigned stages, bool pingpong = false, unsigned cluster = 1);
 void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned stages);
 
 } // namespace kfuse::codegen

@@ -62,11 +62,16 @@ std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
         for (unsigned stages = 3; stages <= 8; ++stages) {
           if (wgc == 2 && chosen.M <= 64)
             continue; // the second consumer would have no rows
-          configureWgmma(c, t, wgc, bn, stages);
-          add(c);
-          if (wgc == 2 && bn == 128) { // and the two consumers in turn on 128x128 tiles
-            configureWgmma(c, t, wgc, bn, stages, true);
+          // Each also with B shared by 2-CTA clusters where there are two M-tiles to pair.
+          for (unsigned cl : {1u, 2u}) {
+            if (cl == 2 && (wgc != 2 || chosen.M <= 128))
+              continue;
+            configureWgmma(c, t, wgc, bn, stages, false, cl);
             add(c);
+            if (wgc == 2 && bn == 128) { // and the two consumers in turn on 128x128 tiles
+              configureWgmma(c, t, wgc, bn, stages, true, cl);
+              add(c);
+            }
           }
         }
     break;

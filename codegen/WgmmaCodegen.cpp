@@ -43,40 +43,55 @@ static const char *kKernel = R"(
 // (HALVES wgmma per k16 step), the two taking the CTA's tiles in turn; a consumer starts a
 // tile's wgmma only when the other has issued all of the previous tile's (named barriers 1
 // and 2), so the tensor cores work on one tile while the other consumer runs its epilogue.
-template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, bool PP, class Epi, class Zi>
+// Clusters (CL = 2): the two CTAs of a cluster take M-adjacent tiles of the same columns in
+// step, and each loads its own A but only half of B, multicast into both: B's L2 reads
+// halve. A stage is then written by both producers, so it is free only when the consumers
+// of both CTAs have released it (each consumer warp arrives on the empty barrier of every
+// CTA of the cluster); each full barrier still expects the whole stage's bytes.
+template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, bool PP, int CL, class Epi, class Zi>
 static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const Zi &zidx, const Epi &epi) {
   static_assert(!PP || WGC == 2, "ping-pong takes two consumer warpgroups");
+  static_assert(CL == 1 || (CL == 2 && BN % 128 == 0), "B splits into CL pieces of 64-column boxes");
   constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK, G = 8, HALVES = PP ? WGC : 1;
   constexpr int PF = KT > 6 ? KT - 6 : 0; // the k step after which the epilogue's lines are prefetched
-  constexpr long long MT = (M + BM - 1) / BM, NT = (N + BN - 1) / BN, TILES = MT * NT * NB;
+  // Work units: groups of CL M-adjacent tiles (one per CTA of a cluster), MG of them along M.
+  constexpr long long MT = (M + BM - 1) / BM, MG = (MT + CL - 1) / CL, NT = (N + BN - 1) / BN, TILES = MG * NT * NB;
   constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
   extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
   const unsigned base = (kf_saddr(kf_wg_smem) + 1023u) & ~1023u; // swizzle atoms need 1 KB
   // The ring, its full and empty barriers, then each consumer warp's 16 x 72 epilogue stage.
   const unsigned full = base + ST * STAGE, empty = full + 8 * ST, stage = empty + 8 * ST;
   const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
-  // Tile t -> batch z and the tile's first row and column.
-  auto tileOf = [](long long t, unsigned &z, int &m0, int &n0) {
-    z = (unsigned)(t / (MT * NT));
-    const long long r = t % (MT * NT), first = r / (G * NT) * G;
-    const long long gs = MT - first < G ? MT - first : G, rr = r % (G * NT);
-    m0 = (int)((first + rr % gs) * BM);
+  // This CTA's cluster (its work units: cid, cid + clusters, ...) and rank in it.
+  const unsigned rank = CL > 1 ? kf_cluster_rank() : 0u;
+  const long long cid = blockIdx.x / CL, clusters = gridDim.x / CL;
+  // Work unit t -> batch z and this CTA's tile's first row and column (a tile past M, where
+  // MT is odd, computes but stores nothing).
+  auto tileOf = [rank](long long t, unsigned &z, int &m0, int &n0) {
+    constexpr long long GG = G / CL; // units per group: 8 M-tiles
+    z = (unsigned)(t / (MG * NT));
+    const long long r = t % (MG * NT), first = r / (GG * NT) * GG;
+    const long long gs = MG - first < GG ? MG - first : GG, rr = r % (GG * NT);
+    m0 = (int)(((first + rr % gs) * CL + rank) * BM);
     n0 = (int)(rr / gs * BN);
   };
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
       kf_mbar_init(full + 8 * s, 1);        // the producer's arrive, plus the stage's bytes
-      kf_mbar_init(empty + 8 * s, PP ? 4 : 4 * WGC); // one arrive per warp of its consumer(s)
+      kf_mbar_init(empty + 8 * s, (PP ? 4 : 4 * WGC) * CL); // one arrive per warp of its consumer(s), per CTA
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  if (CL > 1)
+    kf_cluster_sync(); // no copy or arrive reaches a CTA's barriers before they exist
+  else
+    __syncthreads();
   if (wg == 0) {
     if (WGC == 2) // 384 threads: give the consumers' accumulators the producer's registers
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (threadIdx.x == 0) {
       unsigned it = 0; // k steps issued so far, over all tiles: stage it % ST, round it / ST
-      for (long long t = blockIdx.x; t < TILES; t += gridDim.x) {
+      for (long long t = cid; t < TILES; t += clusters) {
         unsigned z;
         int m0, n0;
         tileOf(t, z, m0, n0);
@@ -93,27 +108,54 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
             for (int j = 0; j < WGC; ++j)
               kf_tma3(sa + j * 8192, tmA, m0 + 64 * j, kt * BK, zz.x, bar);
           }
-          if (TB) {
-            kf_tma3(sb, tmB, kt * BK, n0, zz.y, bar);
-          } else {
+          // B: all of it, or (CL = 2) this rank's half, multicast to the cluster's CTAs.
+          if (TB) { // rows of 128 bytes: a half is BN / 2 rows (the tensor map's box)
+            if (CL > 1)
+              kf_tma3_mc(sb + rank * (BN / CL) * 128, tmB, kt * BK, n0 + (int)rank * (BN / CL), zz.y, bar, (1u << CL) - 1);
+            else
+              kf_tma3(sb, tmB, kt * BK, n0, zz.y, bar);
+          } else { // 64-column boxes, BN / 64 / CL of them per rank
 #pragma unroll
-            for (int j = 0; j < BN / 64; ++j)
-              kf_tma3(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zz.y, bar);
+            for (int q = 0; q < BN / 64 / CL; ++q) {
+              const int j = (int)rank * (BN / 64 / CL) + q;
+              if (CL > 1)
+                kf_tma3_mc(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zz.y, bar, (1u << CL) - 1);
+              else
+                kf_tma3(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zz.y, bar);
+            }
           }
         }
       }
+      // Clusters: this CTA must not exit while another's consumers may still arrive on its
+      // empty barriers. Once every stage is free again (released by the consumers of every
+      // CTA), none will; the other CTAs' copies into this one complete before this CTA's
+      // consumers, which wait for their bytes, are done. (A cluster barrier at the end
+      // instead made ptxas spill in the 40-register producer.)
+      if (CL > 1)
+        for (int q = 0; q < ST; ++q, ++it)
+          kf_mbar_wait(empty + 8 * (it % ST), ((it / ST) & 1) ^ 1);
     }
   } else {
     if (WGC == 2)
       asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int c = wg - 1;
     const int w = (threadIdx.x / 32) % 4, g = lane / 4, t4 = lane % 4;
+    // Stage s back to the producers, one arrive per warp on its empty barrier in every CTA
+    // of the cluster (lane q on CTA q's, in parallel).
+    auto release = [empty, lane](unsigned s) {
+      if (CL == 1) {
+        if (lane == 0)
+          kf_mbar_arrive(empty + 8 * s);
+      } else if (lane < CL) {
+        kf_mbar_arrive_cluster(kf_cluster_addr(empty + 8 * s, lane));
+      }
+    };
     // This CTA's tiles; ping-pong: consumer c takes its local tiles c, c + 2, ...
-    const long long mine = (TILES - blockIdx.x + gridDim.x - 1) / gridDim.x;
+    const long long mine = (TILES - cid + clusters - 1) / clusters;
     for (long long j = PP ? c : 0; j < mine; j += PP ? 2 : 1) {
       unsigned z;
       int m0, n0;
-      tileOf(blockIdx.x + j * gridDim.x, z, m0, n0);
+      tileOf(cid + j * clusters, z, m0, n0);
       unsigned it = (unsigned)(j * KT); // the ring position of the tile's first k step
       const unsigned long long cbase = (unsigned long long)z * M * N;
       // The first of this warp's 16 rows of C in half hf of the tile (ping-pong: both
@@ -160,15 +202,15 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
         // Keep this stage's wgmma group in flight; the previous one has finished reading
         // its stage, which goes back to the producer.
         kf_wg_wait<1>();
-        if (kt > 0 && lane == 0)
-          kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
+        if (kt > 0)
+          release((it + ST - 1) % ST);
       }
       // Every wgmma of the tile is issued: the other consumer's may queue behind them.
       if (PP && j + 1 < mine)
         asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - c) : "memory");
       kf_wg_wait<0>();
-      if (KT > 0 && lane == 0) // the tile's last stage
-        kf_mbar_arrive(empty + 8 * ((it + ST - 1) % ST));
+      if (KT > 0) // the tile's last stage
+        release((it + ST - 1) % ST);
       // Accumulator layout of m64nN: warp w of the group holds rows 16w..16w+15; per 8
       // columns j, a thread holds (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
 #pragma unroll

@@ -12,6 +12,31 @@ static std::string &reason() {
   return r;
 }
 
+/// Driver::clusterPairs, measured with an empty kernel of the same footprint (PTX, JIT-
+/// compiled by the driver); 0 when any step fails.
+static int measureClusterPairs(Driver &d) {
+  static const char *kProbe = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".visible .entry kf_cluster_probe() .reqnctapercluster 2, 1, 1\n"
+                              "{\n  ret;\n}\n";
+  CUmodule m = nullptr;
+  if (d.cuModuleLoadData(&m, kProbe) != CUDA_SUCCESS)
+    return 0;
+  int fit = 0;
+  CUfunction f = nullptr;
+  CUlaunchConfig c{};
+  c.gridDimX = static_cast<unsigned>(d.smCount - d.smCount % 2);
+  c.gridDimY = c.gridDimZ = c.blockDimY = c.blockDimZ = 1;
+  c.blockDimX = 384;
+  c.sharedMemBytes = 200 * 1024;
+  if (d.cuModuleGetFunction(&f, m, "kf_cluster_probe") != CUDA_SUCCESS ||
+      d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           static_cast<int>(c.sharedMemBytes)) != CUDA_SUCCESS ||
+      d.cuOccupancyMaxActiveClusters(&fit, f, &c) != CUDA_SUCCESS)
+    fit = 0;
+  d.cuModuleUnload(m);
+  return fit;
+}
+
 static std::unique_ptr<Driver> load() {
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -43,6 +68,8 @@ static std::unique_ptr<Driver> load() {
   d->cuDeviceGetAttribute(&d->ccMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->device);
   d->cuDeviceGetAttribute(&d->ccMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->device);
   d->cuDeviceGetAttribute(&d->smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->device);
+  if (d->ccMajor >= 9)
+    d->clusterPairs = measureClusterPairs(*d);
   return d;
 }
 

@@ -16,6 +16,10 @@ struct Driver {
   CUcontext context = nullptr;
   std::string deviceName;
   int ccMajor = 0, ccMinor = 0, smCount = 0;
+  /// sm_90+: the 2-CTA clusters of a kernel taking a whole SM (one CTA of 384 threads and
+  /// 200 KB of shared memory per SM) the device holds at once, which can be fewer than
+  /// smCount / 2 where a GPC has an odd number of SMs; 0 before sm_90 or when unknown.
+  int clusterPairs = 0;
 
   /// The process-wide driver with the primary context of device 0 current, or nullptr.
   static Driver *get();

@@ -18,6 +18,7 @@ Target deviceTarget(const Driver &d, bool archSpecific) {
   target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
   target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
   target.archSpecific = archSpecific;
+  target.clusterPairs = static_cast<unsigned>(std::max(0, d.clusterPairs));
   return target;
 }
 

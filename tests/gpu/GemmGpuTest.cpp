@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 
 using namespace kfuse;
@@ -539,22 +540,19 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
   CHECK(checkWithInterpreter(*g, r) == "");
 }
 
-// The ping-pong configuration (an autotune candidate) where each CTA takes 2-3 tiles, so
-// both consumers run tiles in turn and one of them has a tile more: 1800 x 2600 is 15 x 21
-// tiles of 128 x 128 (both edges partial) for 132 CTAs, K = 72 one full and one partial
-// k step; every layout, the staged one-output epilogue and the two-output one.
-TEST_CASE("GEMM: the wgmma ping-pong kernel, several tiles per CTA, every layout",
-          "[gpu][gemm][wgmma][pingpong]") {
+// One wgmma candidate (an autotune one, picked by `pick`) on 1800 x 2600 x K, every layout,
+// the staged one-output epilogue and the two-output one: 15 x 21 tiles of 128 x 128 (both
+// edges partial) for 132 CTAs, so each CTA takes 2-3 tiles.
+static void checkWgmmaCandidate(int64_t K, uint64_t seed,
+                                const std::function<bool(const codegen::GemmSpec &)> &pick) {
   Driver &d = Driver::require();
-  if (!wgmmaDevice(d))
-    return;
   const codegen::Target t = runtime::deviceTarget(d);
-  const int64_t M = 1800, N = 2600, K = 72;
+  const int64_t M = 1800, N = 2600;
   for (int tr = 0; tr < 4; ++tr) {
     const bool twoOutputs = tr % 2 == 1;
     const DType dt = tr < 2 ? DType::BF16 : DType::F16;
     MatMulAttrs attrs{bool(tr & 1), bool(tr & 2)};
-    auto g = std::make_unique<Graph>("pingpong");
+    auto g = std::make_unique<Graph>("candidate");
     Value a = g->input("a", dt, attrs.transA ? Shape{K, M} : Shape{M, K});
     Value b = g->input("b", dt, attrs.transB ? Shape{N, K} : Shape{K, N});
     Value h = matmul(a, b, attrs);
@@ -572,15 +570,18 @@ TEST_CASE("GEMM: the wgmma ping-pong kernel, several tiles per CTA, every layout
     REQUIRE(specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
     codegen::GemmTuning tuning;
     for (const codegen::GemmSpec &c : codegen::gemmCandidates(*specs[0].gemm, t))
-      if (c.pingpong && c.stages == 4)
+      if (pick(c))
         tuning.byProblem[codegen::gemmProblemKey(*specs[0].gemm, t)] = {c.describe(), "test"};
     REQUIRE(tuning.byProblem.size() == 1);
-    RunResult r = runOnGpu(*g, 900 + tr, false, true, &tuning);
+    RunResult r = runOnGpu(*g, seed + tr, false, true, &tuning);
     INFO(dtypeName(dt) << " transA=" << attrs.transA << " transB=" << attrs.transB
                        << " outputs=" << g->outputs().size() << " "
                        << r.specs[0].gemm->describe());
-    REQUIRE(r.specs[0].gemm->pingpong);
-    CHECK(r.specs[0].gemm->ctas == std::min(t.smCount, 15u * 21u));
+    const codegen::GemmSpec &s = *r.specs[0].gemm;
+    REQUIRE(pick(s));
+    // Every SM busy, in whole clusters: units of `cluster` M-adjacent tiles.
+    const unsigned units = unsigned((M + s.bm * s.cluster - 1) / (s.bm * s.cluster) * ((N + s.bn - 1) / s.bn));
+    CHECK(s.ctas == s.cluster * std::min(units, s.cluster == 1 ? t.smCount : t.pairs()));
     if (!twoOutputs) {
       CHECK(checkWithInterpreter(*g, r) == "");
       continue;
@@ -595,6 +596,40 @@ TEST_CASE("GEMM: the wgmma ping-pong kernel, several tiles per CTA, every layout
       bad = checkClose(dt, r.outputs[1].at(i),
                        std::tanh(r.outputs[0].at(i) + r.inputs[2].at(i % N)), 0, i);
     CHECK(bad == "");
+  }
+}
+
+// The ping-pong configuration: both consumers run tiles in turn and one of them has a tile
+// more; K = 72 is one full and one partial k step.
+TEST_CASE("GEMM: the wgmma ping-pong kernel, several tiles per CTA, every layout",
+          "[gpu][gemm][wgmma][pingpong]") {
+  if (!wgmmaDevice(Driver::require()))
+    return;
+  checkWgmmaCandidate(72, 900, [](const codegen::GemmSpec &c) {
+    return c.pingpong && c.stages == 4 && c.cluster == 1;
+  });
+}
+
+// 2-CTA clusters sharing B by multicast: 15 M-tiles make 8 pairs, the last one's second
+// tile wholly past M (computed, never stored); 66 clusters take 2-3 pairs each, so the
+// ring (4 stages, K = 200: 3 full k steps and a partial one) wraps across tiles and both
+// CTAs' releases gate every stage. Cooperative 128 x 128 and 128 x 256 tiles (B as [N, K]
+// in boxes of half its rows) and the ping-pong one.
+TEST_CASE("GEMM: wgmma with B multicast over 2-CTA clusters, every layout",
+          "[gpu][gemm][wgmma][cluster]") {
+  Driver &d = Driver::require();
+  if (!wgmmaDevice(d))
+    return;
+  // The persistent grid holds only the clusters the device places at once (measured).
+  WARN(d.clusterPairs << " 2-CTA clusters of a whole-SM kernel fit on " << d.deviceName << " ("
+                      << d.smCount << " SMs)");
+  CHECK(d.clusterPairs > 0);
+  CHECK(d.clusterPairs <= d.smCount / 2);
+  for (auto [bn, pp] : std::vector<std::pair<unsigned, bool>>{{128, false}, {256, false}, {128, true}}) {
+    INFO("BN=" << bn << " ping-pong=" << pp);
+    checkWgmmaCandidate(200, 910 + 10 * bn + pp, [bn = bn, pp = pp](const codegen::GemmSpec &c) {
+      return c.cluster == 2 && c.bn == bn && c.pingpong == pp && c.stages == 4;
+    });
   }
 }
 

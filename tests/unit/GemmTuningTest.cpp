@@ -53,7 +53,7 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
     CHECK(c.size() >= 4);
     CHECK(c[0].describe() == h.describe());
     std::set<std::string> seen;
-    unsigned pingpong = 0;
+    unsigned pingpong = 0, clustered = 0;
     for (const GemmSpec &s : c) {
       INFO(s.describe());
       CHECK(seen.insert(s.describe()).second);
@@ -77,10 +77,19 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
           CHECK(s.bn == 128);
           CHECK(s.describe().find("in ping-pong") != std::string::npos);
         }
+        if (s.cluster > 1) { // pairs of 128-row tiles, whole clusters in the grid
+          ++clustered;
+          CHECK(s.cluster == 2);
+          CHECK(s.warpsM == 2);
+          CHECK(s.ctas % 2 == 0);
+          CHECK(s.describe().find("in 2-CTA clusters sharing B") != std::string::npos);
+        }
       }
     }
-    if (p.kind == GemmKernel::Wgmma) // two consumers are needed to take tiles in turn
-      CHECK((pingpong > 0) == (p.M > 64));
+    if (p.kind == GemmKernel::Wgmma) { // two consumers are needed to take tiles in turn,
+      CHECK((pingpong > 0) == (p.M > 64)); // two M-tiles to share B
+      CHECK((clustered > 0) == (p.M > 128));
+    }
     if (p.kind == GemmKernel::Decode && p.t.sm == 90 && p.K == 8192) {
       // K splits of 1, 2, 4 and 8 CTAs, 64 and 128 columns all appear.
       std::set<unsigned> ks, bn;
@@ -101,6 +110,26 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
   specs[0].gemm = h;
   CHECK(emitProgram(specs).find("kf_gemm_wg<2, 4096, 4096, 4096, false, false, 2, 128, 6, 1, "
                                 "true, ") != std::string::npos);
+  // 2-CTA clusters: the attribute, CL = 2, half of B per CTA ([N, K]: BN / 2 rows per box),
+  // a grid of whole clusters (4096^3: 16 x 16 pairs of 128x256 tiles, 66 clusters).
+  GemmSpec cl = heuristic(*mbr(bf16, 4096, 4096, 4096, true), h100);
+  configureWgmma(cl, h100, 2, 256, 4, false, 2);
+  CHECK(cl.ctas == 132);
+  CHECK(cl.tmaB.box[1] == 128);
+  CHECK(cl.tmaA.box[1] == 128);
+  auto clSpecs = buildKernelSpecs(*mbr(bf16, 4096, 4096, 4096, true), h100);
+  clSpecs[0].gemm = cl;
+  std::string clSrc = emitProgram(clSpecs);
+  CHECK(clSrc.find("__launch_bounds__(384, 1) __cluster_dims__(2, 1, 1)") != std::string::npos);
+  CHECK(clSrc.find("kf_gemm_wg<2, 4096, 4096, 4096, false, true, 2, 256, 4, 1, false, 2, ") !=
+        std::string::npos);
+  CHECK(emitProgram(specs).find("__cluster_dims__") == std::string::npos);
+  CHECK_THROWS_WITH(configureWgmma(cl, h100, 2, 256, 4, false, 4), Catch::Contains("cluster"));
+  // An odd number of work units caps the grid at whole clusters: 300 rows are 3 M-tiles
+  // (2 pairs), 500 columns 4 N-tiles of 128: 8 units, 16 CTAs.
+  GemmSpec odd = heuristic(*mbr(bf16, 300, 500, 264), h100);
+  configureWgmma(odd, h100, 2, 128, 4, false, 2);
+  CHECK(odd.ctas == 16);
   // One configuration only: nothing to tune.
   auto f32g = mbr(f32, 300, 200, 72);
   CHECK(gemmCandidates(heuristic(*f32g, h100), h100).size() == 1);
