@@ -5,6 +5,7 @@
 // copy of the weight bytes. Random inputs (never zeros), CUDA events, warm-up, median of
 // many, each timed per call (the GPU idle when the host submits it) and queued behind a busy
 // kernel (the GPU's time only; runtime/Timing). Prints a Markdown table.
+#include "codegen/GemmTuning.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "passes/Fusion.h"
@@ -172,18 +173,22 @@ static void gemmEx(cublasHandle_t h, CUdeviceptr A, CUdeviceptr B, CUdeviceptr C
               "cublasGemmEx");
 }
 
-/// GemmBench [--once] [--only TEXT]: --once runs every implementation once (for ncu), --only
-/// keeps the cases whose name contains TEXT.
+/// GemmBench [--once] [--only TEXT] [--config TEXT]...: --once runs every implementation once
+/// (for ncu), --only keeps the cases whose name contains TEXT, --config also times each kfuse
+/// configuration (autotune candidate) whose description contains TEXT, beside the default.
 int main(int argc, char **argv) {
   int reps = 50;
   std::string only;
+  std::vector<std::string> configs;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--once")) {
       reps = 1;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--config") && i + 1 < argc) {
+      configs.push_back(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: GemmBench [--once] [--only TEXT]\n");
+      std::fprintf(stderr, "usage: GemmBench [--once] [--only TEXT] [--config TEXT]...\n");
       return 1;
     }
   }
@@ -255,6 +260,21 @@ int main(int argc, char **argv) {
       Timed ours = timed([&] { exe.launchKernel(0, nullptr); }, reps);
       rowOut(s.name, "kfuse " + exe.specs()[0].gemm->describe(), ours, flops, wbytes);
       std::vector<uint16_t> mine = download(C, s.M * s.N);
+      // Other configurations of the same kernel, chosen as a tuning would choose them.
+      const codegen::Target target = runtime::deviceTarget(*D);
+      const codegen::GemmSpec &chosen = *exe.specs()[0].gemm;
+      for (const std::string &want : configs)
+        for (const codegen::GemmSpec &c : codegen::gemmCandidates(chosen, target)) {
+          if (c.describe().find(want) == std::string::npos || c.describe() == chosen.describe())
+            continue;
+          codegen::GemmTuning tuning;
+          tuning.byProblem[codegen::gemmProblemKey(chosen, target)] = {c.describe(), "--config"};
+          runtime::Executable other(*D, *g, {}, &tuning);
+          other.launch({A, B, bias}, {C}, nullptr);
+          Timed t = timed([&] { other.launchKernel(0, nullptr); }, reps);
+          rowOut(s.name, "kfuse " + other.specs()[0].gemm->describe(), t, flops, wbytes);
+          compareOutputs("this kfuse configuration", download(C, s.M * s.N), mine);
+        }
       if (s.M > 16) { // the portable mma.sync kernel on the same problem, for comparison
         codegen::CodegenOptions portable;
         portable.archSpecific = false;
