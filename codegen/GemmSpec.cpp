@@ -5,6 +5,7 @@
 #include "ir/Error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace kfuse::codegen {
@@ -200,6 +201,52 @@ void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned s
   }
 }
 
+/// The wgmma tile of the least estimated time: rounds of tiles over the SMs (clusters for
+/// the 128x128 tile, whose B is then shared) x a tile's work / its efficiency. The
+/// efficiencies are the H200's at 4096^3, where every tile fills its rounds (device runs of
+/// 2026-12-03: 128x256 180 us, 128x128 194 in 2-CTA clusters and 200 alone, 64x256 220,
+/// 64x128 244). Consumer warpgroups of 64 rows: two, or one where M <= 64 would leave the
+/// second idle; as many stages as fit in 200 KB (128x256: 4 of 48 KB; 128x128: 6; 64x128:
+/// 8). Ties go to the larger tile.
+static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
+  struct Tile {
+    unsigned wgc, bn;
+    double efficiency;
+  };
+  const Tile tiles[] = {{2, 256, 1.0}, {2, 128, 0.93}, {1, 256, 0.82}, {1, 128, 0.74}};
+  const Tile *best = nullptr;
+  double bestCost = 0, bestRounds = 0, bestTiles = 0;
+  unsigned bestCluster = 1;
+  for (const Tile &c : tiles) {
+    if (c.wgc == 2 && s.M <= 64)
+      continue;
+    const double bm = 64.0 * c.wgc, mt = std::ceil(double(s.M) / bm),
+                 nt = std::ceil(double(s.N) / c.bn), count = mt * nt * double(s.batch());
+    // 128x128: B shared by 2-CTA clusters where there are two M-tiles to pair (measured
+    // 3-10% faster than alone at 768 x 2048 x 8192 up to 8192^3; the 128x256 tile gains
+    // nothing from it).
+    const unsigned cluster = c.wgc == 2 && c.bn == 128 && mt >= 2 ? 2 : 1;
+    const double slots = cluster == 2 ? 2.0 * target.pairs() : double(target.smCount);
+    const double units = std::ceil(mt / cluster) * nt * double(s.batch()) * cluster;
+    const double rounds = std::ceil(units / std::max(1.0, slots));
+    const double cost = rounds * bm * c.bn / c.efficiency;
+    if (!best || cost < bestCost * 0.999) {
+      best = &c;
+      bestCost = cost;
+      bestRounds = rounds;
+      bestTiles = count;
+      bestCluster = cluster;
+    }
+  }
+  configureWgmma(s, target, best->wgc, best->bn,
+                 std::min(8u, 200u * 1024 / ((64 * best->wgc + best->bn) * 64 * 2)), false,
+                 bestCluster);
+  s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles in {:.0f} "
+                      "round{} on {} SMs: the least rounds x tile time of 4 tile shapes",
+                      dtypeName(s.dtype), bestTiles, s.bm, s.bn, bestRounds,
+                      bestRounds == 1 ? "" : "s", target.smCount);
+}
+
 GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
   const Node *a = mm->operand(0).node, *b = mm->operand(1).node;
   GemmSpec s;
@@ -249,14 +296,7 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
                     double((s.N + s.bn - 1) / s.bn) * double(s.batch()));
   } else if (std::string no = wgmmaRefusal(s);
              half && target.sm == 90 && target.archSpecific && no.empty()) {
-    // Consumer warpgroups of 64 rows each (wgmma m64nBNk16): two, or one where M <= 64
-    // would leave the second idle. BMx256 where the tiles fill the SMs, else BMx128; as
-    // many stages as fit in 200 KB (128x256: 4 of 48 KB; 128x128: 6; 64x128: 8).
-    unsigned wgc = s.M <= 64 ? 1 : 2;
-    double tiles256 = double((s.M + 64 * wgc - 1) / (64 * wgc)) * double((s.N + 255) / 256) *
-                      double(s.batch());
-    unsigned bn = tiles256 >= double(target.smCount) ? 256 : 128;
-    configureWgmma(s, target, wgc, bn, std::min(8u, 200u * 1024 / ((64 * wgc + bn) * 64 * 2)));
+    chooseWgmmaTile(s, target);
   } else if (half && target.sm >= 80) {
     configureTensorCore(s, target, tiles128 >= double(target.smCount), 4);
     if (target.sm == 90)

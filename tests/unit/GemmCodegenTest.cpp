@@ -34,7 +34,31 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   CHECK(w.kernel == GemmKernel::Wgmma);
   CHECK(w.bm == 128);
   CHECK(w.bn == 256);
-  CHECK(w.why.find("512 128x256 tiles for 132 SMs") != std::string::npos);
+  CHECK(w.why.find("512 128x256 tiles in 4 rounds on 132 SMs") != std::string::npos);
+  CHECK(w.cluster == 1);
+  // Mid-size problems: the tile of least rounds x tile time (the autotuner's winners on the
+  // H200, device run 8 of 2026-12-03): 64x128 where the bigger tiles leave SMs idle, 128x256
+  // in one partial round, 128x128 in 2-CTA clusters where it takes one round and 128x256
+  // would leave half the SMs idle.
+  struct Choice {
+    int64_t M, N, K;
+    unsigned bm, bn, cluster, ctas;
+  };
+  for (const Choice &c : std::vector<Choice>{{256, 4096, 4096, 64, 128, 1, 128},
+                                             {1024, 1024, 4096, 64, 128, 1, 128},
+                                             {1536, 1536, 4096, 128, 256, 1, 72},
+                                             {2048, 2048, 4096, 128, 256, 1, 128},
+                                             {768, 2048, 8192, 128, 128, 2, 96}}) {
+    auto k = buildKernelSpecs(*biasRelu(bf16, c.M, c.N, c.K), h100);
+    REQUIRE(k[0].gemm);
+    const GemmSpec &s = *k[0].gemm;
+    INFO(c.M << "x" << c.N << "x" << c.K << ": " << s.describe());
+    CHECK(s.kernel == GemmKernel::Wgmma);
+    CHECK(s.bm == c.bm);
+    CHECK(s.bn == c.bn);
+    CHECK(s.cluster == c.cluster);
+    CHECK(s.ctas == c.ctas);
+  }
   LaunchConfig wc = big[0].launchConfig(256, 1000);
   CHECK(wc.grid == 132); // persistent: one CTA per SM, each looping over the 512 tiles
   CHECK(wc.gridY == 1);
