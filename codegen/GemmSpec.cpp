@@ -201,19 +201,22 @@ void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned s
   }
 }
 
+double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster) {
+  if (warpsM == 2)
+    return bn == 256 ? 1.0 : cluster > 1 ? 0.93 : 0.90;
+  return bn == 256 ? 0.82 : 0.74;
+}
+
 /// The wgmma tile of the least estimated time: rounds of tiles over the SMs (clusters for
-/// the 128x128 tile, whose B is then shared) x a tile's work / its efficiency. The
-/// efficiencies are the H200's at 4096^3, where every tile fills its rounds (device runs of
-/// 2026-12-03: 128x256 180 us, 128x128 194 in 2-CTA clusters and 200 alone, 64x256 220,
-/// 64x128 244). Consumer warpgroups of 64 rows: two, or one where M <= 64 would leave the
-/// second idle; as many stages as fit in 200 KB (128x256: 4 of 48 KB; 128x128: 6; 64x128:
-/// 8). Ties go to the larger tile.
+/// the 128x128 tile, whose B is then shared) x a tile's work / its efficiency
+/// (wgmmaTileEfficiency). Consumer warpgroups of 64 rows: two, or one where M <= 64 would
+/// leave the second idle; as many stages as fit in 200 KB (128x256: 4 of 48 KB; 128x128: 6;
+/// 64x128: 8). Ties go to the larger tile.
 static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
   struct Tile {
     unsigned wgc, bn;
-    double efficiency;
   };
-  const Tile tiles[] = {{2, 256, 1.0}, {2, 128, 0.93}, {1, 256, 0.82}, {1, 128, 0.74}};
+  const Tile tiles[] = {{2, 256}, {2, 128}, {1, 256}, {1, 128}};
   const Tile *best = nullptr;
   double bestCost = 0, bestRounds = 0, bestTiles = 0;
   unsigned bestCluster = 1;
@@ -229,7 +232,7 @@ static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
     const double slots = cluster == 2 ? 2.0 * target.pairs() : double(target.smCount);
     const double units = std::ceil(mt / cluster) * nt * double(s.batch()) * cluster;
     const double rounds = std::ceil(units / std::max(1.0, slots));
-    const double cost = rounds * bm * c.bn / c.efficiency;
+    const double cost = rounds * bm * c.bn / wgmmaTileEfficiency(c.wgc, c.bn, cluster);
     if (!best || cost < bestCost * 0.999) {
       best = &c;
       bestCost = cost;

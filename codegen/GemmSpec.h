@@ -100,6 +100,11 @@ TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint3
 /// elements per matrix).
 uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride, int64_t mat);
 
+/// A wgmma tile's share of the tensor-core rate it sustains, relative to the 128x256 tile:
+/// the H200's at 4096^3, where every tile fills its rounds (device runs of 2026-12-03:
+/// 128x256 180 us; 128x128 194 in 2-CTA clusters, 200 alone; 64x256 220; 64x128 244).
+double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster);
+
 /// The GEMM problem of matmul node `mm` and the kernel chosen for it on `target`.
 GemmSpec makeGemmSpec(const Node *mm, const Target &target);
 
