@@ -147,6 +147,28 @@ static std::string wgmmaRefusal(const GemmSpec &s) {
   return "";
 }
 
+namespace {
+/// A wgmma kernel's grid for BMxBN tiles in clusters of `cluster` CTAs: its tiles, its work
+/// units (`cluster` M-adjacent tiles each), its persistent CTAs (a cluster per unit, up to the
+/// SMs' worth, or for 2-CTA clusters as many as the device holds at once) and the rounds
+/// the units take over them.
+struct WgmmaGrid {
+  double tiles = 0, units = 0, rounds = 0;
+  unsigned ctas = 0;
+};
+WgmmaGrid wgmmaGrid(const GemmSpec &s, const Target &target, unsigned bm, unsigned bn,
+                    unsigned cluster) {
+  const double mt = std::ceil(double(s.M) / bm), nt = std::ceil(double(s.N) / bn);
+  WgmmaGrid g;
+  g.tiles = mt * nt * double(s.batch());
+  g.units = std::ceil(mt / cluster) * nt * double(s.batch());
+  const double slots = std::max(1.0, double(cluster == 1 ? target.smCount : target.pairs()));
+  g.ctas = cluster * static_cast<unsigned>(std::max(1.0, std::min(g.units, slots)));
+  g.rounds = std::ceil(g.units / slots);
+  return g;
+}
+} // namespace
+
 void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
                     unsigned stages, bool pingpong, unsigned cluster) {
   // A ping-pong consumer holds both halves' accumulators: 2 x BN/2 registers per thread.
@@ -162,21 +184,15 @@ void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned
   s.bm = 64 * warpsM;
   s.bn = bn;
   s.stages = stages;
-  double tiles =
-      double((s.M + s.bm - 1) / s.bm) * double((s.N + s.bn - 1) / s.bn) * double(s.batch());
-  // Persistent: a cluster per work unit (CL M-adjacent tiles), up to the SMs' worth, or for
-  // 2-CTA clusters as many as the device holds at once.
-  double units = double((s.M + s.bm * cluster - 1) / (s.bm * cluster)) *
-                 double((s.N + s.bn - 1) / s.bn) * double(s.batch());
-  double slots = cluster == 1 ? target.smCount : target.pairs();
-  s.ctas = cluster * static_cast<unsigned>(std::max(1.0, std::min(units, slots)));
+  const WgmmaGrid grid = wgmmaGrid(s, target, s.bm, s.bn, cluster);
+  s.ctas = grid.ctas;
   s.tmaA = s.transA ? makeTmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
                     : makeTmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
   // B as [N, K]: each CTA of a cluster loads BN / CL of the tile's rows.
   s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn / cluster)
                     : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
   s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
-                      dtypeName(s.dtype), tiles, s.bm, s.bn, target.smCount);
+                      dtypeName(s.dtype), grid.tiles, s.bm, s.bn, target.smCount);
 }
 
 void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned stages) {
@@ -218,26 +234,23 @@ static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
   };
   const Tile tiles[] = {{2, 256}, {2, 128}, {1, 256}, {1, 128}};
   const Tile *best = nullptr;
-  double bestCost = 0, bestRounds = 0, bestTiles = 0;
+  double bestCost = 0;
+  WgmmaGrid bestGrid;
   unsigned bestCluster = 1;
   for (const Tile &c : tiles) {
     if (c.wgc == 2 && s.M <= 64)
       continue;
-    const double bm = 64.0 * c.wgc, mt = std::ceil(double(s.M) / bm),
-                 nt = std::ceil(double(s.N) / c.bn), count = mt * nt * double(s.batch());
+    const unsigned bm = 64 * c.wgc;
     // 128x128: B shared by 2-CTA clusters where there are two M-tiles to pair (measured
     // 3-10% faster than alone at 768 x 2048 x 8192 up to 8192^3; the 128x256 tile gains
     // nothing from it).
-    const unsigned cluster = c.wgc == 2 && c.bn == 128 && mt >= 2 ? 2 : 1;
-    const double slots = cluster == 2 ? 2.0 * target.pairs() : double(target.smCount);
-    const double units = std::ceil(mt / cluster) * nt * double(s.batch()) * cluster;
-    const double rounds = std::ceil(units / std::max(1.0, slots));
-    const double cost = rounds * bm * c.bn / wgmmaTileEfficiency(c.wgc, c.bn, cluster);
+    const unsigned cluster = c.wgc == 2 && c.bn == 128 && s.M > bm ? 2 : 1;
+    const WgmmaGrid g = wgmmaGrid(s, target, bm, c.bn, cluster);
+    const double cost = g.rounds * bm * c.bn / wgmmaTileEfficiency(c.wgc, c.bn, cluster);
     if (!best || cost < bestCost * 0.999) {
       best = &c;
       bestCost = cost;
-      bestRounds = rounds;
-      bestTiles = count;
+      bestGrid = g;
       bestCluster = cluster;
     }
   }
@@ -246,8 +259,8 @@ static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
                  bestCluster);
   s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles in {:.0f} "
                       "round{} on {} SMs: the least rounds x tile time of 4 tile shapes",
-                      dtypeName(s.dtype), bestTiles, s.bm, s.bn, bestRounds,
-                      bestRounds == 1 ? "" : "s", target.smCount);
+                      dtypeName(s.dtype), bestGrid.tiles, s.bm, s.bn, bestGrid.rounds,
+                      bestGrid.rounds == 1 ? "" : "s", target.smCount);
 }
 
 GemmSpec makeGemmSpec(const Node *mm, const Target &target) {

@@ -109,19 +109,19 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
               kf_tma3(sa + j * 8192, tmA, m0 + 64 * j, kt * BK, zz.x, bar);
           }
           // B: all of it, or (CL = 2) this rank's half, multicast to the cluster's CTAs.
-          if (TB) { // rows of 128 bytes: a half is BN / 2 rows (the tensor map's box)
+          auto copyB = [&](unsigned dst, int c0, int c1) {
             if (CL > 1)
-              kf_tma3_mc(sb + rank * (BN / CL) * 128, tmB, kt * BK, n0 + (int)rank * (BN / CL), zz.y, bar, (1u << CL) - 1);
+              kf_tma3_mc(dst, tmB, c0, c1, zz.y, bar, (1u << CL) - 1);
             else
-              kf_tma3(sb, tmB, kt * BK, n0, zz.y, bar);
+              kf_tma3(dst, tmB, c0, c1, zz.y, bar);
+          };
+          if (TB) { // rows of 128 bytes: a half is BN / 2 rows (the tensor map's box)
+            copyB(sb + rank * (BN / CL) * 128, kt * BK, n0 + (int)rank * (BN / CL));
           } else { // 64-column boxes, BN / 64 / CL of them per rank
 #pragma unroll
             for (int q = 0; q < BN / 64 / CL; ++q) {
               const int j = (int)rank * (BN / 64 / CL) + q;
-              if (CL > 1)
-                kf_tma3_mc(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zz.y, bar, (1u << CL) - 1);
-              else
-                kf_tma3(sb + j * 8192, tmB, n0 + 64 * j, kt * BK, zz.y, bar);
+              copyB(sb + j * 8192, n0 + 64 * j, kt * BK);
             }
           }
         }
