@@ -18,8 +18,9 @@ struct GemmTuning {
   std::map<std::string, Choice> byProblem; ///< gemmProblemKey -> choice
 };
 
-/// "bf16 NN M=4096 N=4096 K=4096 batch=[] A=[] B=[] on sm_90a x132": what a tuned choice
-/// depends on (not the epilogue, which runs once per output element whatever the tile).
+/// "bf16 NN M=4096 N=4096 K=4096 batch=[] A=[] B=[] on sm_90a x132 pairs=66": what a tuned
+/// choice depends on (not the epilogue, which runs once per output element whatever the
+/// tile), including the 2-CTA clusters the device holds at once (a clustered grid's size).
 std::string gemmProblemKey(const GemmSpec &s, const Target &t);
 /// The largest dynamic shared memory one CTA may opt into on `t`.
 size_t maxSharedPerBlock(const Target &t);

@@ -137,14 +137,19 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
 
 TEST_CASE("GEMM problem keys tell problems and targets apart", "[codegen][gemm][tune]") {
   Target h100{90, 132}, portable{90, 132, false}, small{90, 114};
+  // Same SMs, but the device holds only 60 of the 66 2-CTA clusters (the clustered grid is
+  // sized by that, so a tuning made on one must not be reused on the other).
+  Target fewerPairs{90, 132, true, 60}, measuredAll{90, 132, true, 66};
   GemmSpec a = heuristic(*mbr(bf16, 4096, 4096, 4096), h100);
   GemmSpec b = heuristic(*mbr(bf16, 4096, 4096, 4096, true), h100);
   GemmSpec c = heuristic(*mbr(f16, 4096, 4096, 4096), h100);
-  CHECK(gemmProblemKey(a, h100) == "bf16 NN M=4096 N=4096 K=4096 batch=[] A=[] B=[] on sm_90a x132");
+  CHECK(gemmProblemKey(a, h100) == "bf16 NN M=4096 N=4096 K=4096 batch=[] A=[] B=[] on sm_90a x132 pairs=66");
   CHECK(gemmProblemKey(b, h100) != gemmProblemKey(a, h100));
   CHECK(gemmProblemKey(c, h100) != gemmProblemKey(a, h100));
   CHECK(gemmProblemKey(a, portable) != gemmProblemKey(a, h100));
   CHECK(gemmProblemKey(a, small) != gemmProblemKey(a, h100));
+  CHECK(gemmProblemKey(a, fewerPairs) != gemmProblemKey(a, h100));
+  CHECK(gemmProblemKey(a, measuredAll) == gemmProblemKey(a, h100));
 }
 
 TEST_CASE("a GEMM tuning picks its candidate when specs are built", "[codegen][gemm][tune]") {
