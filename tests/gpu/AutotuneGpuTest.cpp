@@ -19,7 +19,7 @@
 using namespace kfuse;
 
 TEST_CASE("autotune: every candidate timed, the fastest kept and cached, results unchanged",
-          "[gpu][gemm][tune]") {
+          "[gpu][gemm][tune][timing]") {
   runtime::Driver &d = runtime::Driver::require();
   // A cache folder of this test's own, so the first run measures.
   namespace fs = std::filesystem;
