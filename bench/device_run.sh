@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# What one device call runs to check and measure kfuse on the GPU machine, from a build
+# made on a development machine (carry build/bin; for peers, .peers/peers.py). Logs go to
+# $OUT (or ./device-logs), at most 8 files, as the device tool brings back.
+#
+#   bench/device_run.sh tests   the whole GPU suite, cases in parallel (tools/gpu_suite.sh);
+#                               its per-case logs packed into gpu-suite.tar.gz
+#   bench/device_run.sh bench   issue 5's cases: `kfuse report` then `kfuse run --bench`
+#                               (one CUDA graph, predicted vs measured) for each graph of
+#                               the table below, GemmBench (kfuse vs cuBLAS/cuBLASLt, per
+#                               call and queued), then the PyTorch peers if .peers/peers.py
+#                               is there; each in the same run, one after the other
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-./device-logs}
+mkdir -p "$out"
+bin=build/bin
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$out/gpu.txt" 2>&1
+case "${1:-}" in
+  tests)
+    tmp=$(mktemp -d)
+    tools/gpu_suite.sh "$bin" "$tmp" >"$out/gpu-suite.txt" 2>&1
+    rc=$?
+    tar -czf "$out/gpu-suite.tar.gz" -C "$tmp" .
+    cat "$out/gpu-suite.txt"
+    exit $rc ;;
+  bench)
+    rc=0
+    {
+      for g in examples/graphs/matmul_bias_relu.kf bench/graphs/mm_bias_relu_8192.kf \
+               bench/graphs/decode_m1_8192.kf bench/graphs/decode_m16_8192.kf; do
+        check=""
+        case $g in *decode*) check=--check ;; esac # the interpreter takes minutes at 4096^3
+        echo "=== $g"
+        $bin/kfuse report "$g" --device h200 || rc=1
+        $bin/kfuse run "$g" --bench --reps 50 $check || rc=1
+      done
+    } >"$out/kfuse-run.txt" 2>&1
+    $bin/GemmBench >"$out/gemmbench.txt" 2>&1 || rc=1
+    if [ -f .peers/peers.py ]; then
+      PYTHONUNBUFFERED=1 SKIP_SEED6=1 python3 .peers/peers.py >"$out/peers.txt" 2>&1 || rc=1
+    fi
+    cat "$out"/kfuse-run.txt "$out"/gemmbench.txt "$out"/peers.txt 2>/dev/null | grep -v '^$'
+    exit $rc ;;
+  *) echo "usage: bench/device_run.sh tests|bench" >&2; exit 2 ;;
+esac
