@@ -97,9 +97,9 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   auto load = [&](int s, int kt) {
     const int k0 = kt * BK;
     if (TA)
-      kf_tile_load<BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
+      kf_tile_load<unsigned short, BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
     else
-      kf_tile_load<M, BK, A_LD, M, K, THREADS>(sA + s * A_ST, A, 0, k0);
+      kf_tile_load<unsigned short, M, BK, A_LD, M, K, THREADS>(sA + s * A_ST, A, 0, k0);
     if constexpr (TMB) {
       if (tid == 0) {
         const unsigned bar = bars + 8 * s, dst = kf_saddr(sB + s * B_TMA);
@@ -115,9 +115,9 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
         }
       }
     } else if (TB) {
-      kf_tile_load<BN, BK, B_LD, N, K, THREADS>(sB + s * B_ST, B, n0, k0);
+      kf_tile_load<unsigned short, BN, BK, B_LD, N, K, THREADS>(sB + s * B_ST, B, n0, k0);
     } else {
-      kf_tile_load<BK, BN, B_LD, K, N, THREADS>(sB + s * B_ST, B, k0, n0);
+      kf_tile_load<unsigned short, BK, BN, B_LD, K, N, THREADS>(sB + s * B_ST, B, k0, n0);
     }
   };
   // Byte offset of (row, col) in a swizzled TMA stage of boxes `boxBytes` apart, 64 columns

@@ -46,6 +46,16 @@ const char *gemmKernelName(GemmKernel k) {
   return "?";
 }
 
+size_t maxSharedPerBlock(const Target &t) {
+  if (t.sm >= 90)
+    return 227 * 1024;
+  if (t.sm == 80)
+    return 163 * 1024;
+  if (t.sm >= 86)
+    return 99 * 1024;
+  return 64 * 1024;
+}
+
 unsigned blocksPerSM(const Target &t, size_t sharedBytes, unsigned threads) {
   const size_t perSM = size_t(t.sm >= 90 ? 228 : t.sm == 80 ? 164 : t.sm >= 86 ? 100 : 64) * 1024;
   const size_t bySmem = perSM / (sharedBytes + 1024), byThreads = 2048 / std::max(threads, 1u);
@@ -61,6 +71,12 @@ size_t GemmSpec::sharedBytes() const {
     return decodeSharedBytes(*this);
   if (kernel != GemmKernel::TensorCore)
     return 0;
+  if (tf32()) { // f32 rows: K-contiguous padded by 4 elements, M/N-contiguous by 8, so a
+    // fragment's 32 scalar reads (8 rows x 4 k, or 4 k x 8 rows) hit distinct banks
+    size_t a = transA ? size_t(bk) * (bm + 8) : size_t(bm) * (bk + 4);
+    size_t b = transB ? size_t(bn) * (bk + 4) : size_t(bk) * (bn + 8);
+    return stages * (a + b) * 4;
+  }
   // Rows padded by 8 elements (16 bytes) so ldmatrix's eight row reads hit distinct banks.
   size_t a = transA ? size_t(bk) * (bm + 8) : size_t(bm) * (bk + 8);
   size_t b = transB ? size_t(bn) * (bk + 8) : size_t(bk) * (bn + 8);
@@ -76,8 +92,8 @@ std::string GemmSpec::describe() const {
                        cluster > 1 ? fmt::format(" in {}-CTA clusters sharing B (TMA multicast)", cluster)
                                    : std::string());
   case GemmKernel::TensorCore:
-    return fmt::format("tensor-core mma.sync {}x{}x{}, {} stages, {} warps", bm, bn, bk, stages,
-                       warpsM * warpsN);
+    return fmt::format("tensor-core mma.sync{} {}x{}x{}, {} stages, {} warps",
+                       tf32() ? " TF32" : "", bm, bn, bk, stages, warpsM * warpsN);
   case GemmKernel::Simt:
     return fmt::format("simt f32 FFMA {}x{}x{}, {} threads", bm, bn, bk, threads());
   case GemmKernel::Gemv:
@@ -215,6 +231,9 @@ void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned s
                         tiles128 >= double(target.smCount) ? "even with" : "only", tiles128,
                         target.smCount);
   }
+  // f32 (TF32) stages take twice the bytes: as many as fit the device, at least 2.
+  while (s.stages > 2 && s.sharedBytes() > maxSharedPerBlock(target))
+    --s.stages;
 }
 
 double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster) {
@@ -318,6 +337,10 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     if (target.sm == 90)
       s.why +=
           target.archSpecific ? "; not wgmma: " + no : "; not wgmma: portable sm_90, not sm_90a";
+  } else if (!half && target.allowTf32 && target.sm >= 80) {
+    configureTensorCore(s, target, tiles128 >= double(target.smCount), 4);
+    s.why += "; TF32 allowed: inputs rounded to a 10-bit mantissa as they are read, "
+             "mma.sync m16n8k8, f32 accumulation";
   } else {
     s.kernel = GemmKernel::Simt;
     s.bm = s.bn = 64;
@@ -325,7 +348,8 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     s.warpsM = 8;
     s.why = half ? fmt::format("{} on sm_{} < 80: no bf16/f16 mma.sync, FFMA tiles",
                                dtypeName(s.dtype), target.sm)
-                 : std::string("f32: exact f32 FFMA tiles (no TF32 unless asked)");
+                 : target.allowTf32 ? fmt::format("f32 on sm_{} < 80: no TF32 mma.sync, exact f32 FFMA tiles", target.sm)
+                                    : std::string("f32: exact f32 FFMA tiles (no TF32 unless asked: --tf32)");
   }
   return s;
 }

@@ -21,6 +21,9 @@ struct Target {
   /// 2-CTA clusters of a whole-SM kernel the device holds at once (0: smCount / 2, where
   /// not measured); a persistent clustered grid larger than that runs in two waves.
   unsigned clusterPairs = 0;
+  /// Whether f32 matmuls may round their inputs to TF32 (10-bit mantissa, f32 accumulation)
+  /// for the tensor cores (sm_80 and up), as the user asked (`--tf32`); off: exact f32.
+  bool allowTf32 = false;
   unsigned pairs() const { return clusterPairs ? clusterPairs : smCount / 2; }
 };
 /// NVRTC's --gpu-architecture for `t`: "sm_90a" where sm_90's own features are in use.
@@ -84,11 +87,15 @@ struct GemmSpec {
   unsigned threads() const {
     return kernel == GemmKernel::Wgmma ? 128 * (warpsM + 1) : 32 * warpsM * warpsN;
   }
+  /// The mma.sync kernel on f32 inputs: they are rounded to TF32 (only where allowed).
+  bool tf32() const { return kernel == GemmKernel::TensorCore && dtype == DType::F32; }
   size_t sharedBytes() const;
   /// "tensor-core mma.sync 128x128x32 x4 stages, 8 warps"
   std::string describe() const;
 };
 
+/// The largest dynamic shared memory one CTA may opt into on `t`.
+size_t maxSharedPerBlock(const Target &t);
 /// Blocks of `threads` threads and `sharedBytes` of shared memory one SM of `target` holds
 /// at once, by shared memory (1 KB reserved per block) and threads (2048 per SM); at least 1.
 unsigned blocksPerSM(const Target &target, size_t sharedBytes, unsigned threads);

@@ -8,20 +8,10 @@
 namespace kfuse::codegen {
 
 std::string gemmProblemKey(const GemmSpec &s, const Target &t) {
-  return fmt::format("{} {}{} M={} N={} K={} batch=[{}] A=[{}] B=[{}] on {} x{} pairs={}",
-                     dtypeName(s.dtype), s.transA ? 'T' : 'N', s.transB ? 'T' : 'N', s.M, s.N, s.K,
+  return fmt::format("{}{} {}{} M={} N={} K={} batch=[{}] A=[{}] B=[{}] on {} x{} pairs={}",
+                     dtypeName(s.dtype), s.dtype == DType::F32 && t.allowTf32 ? " tf32" : "", s.transA ? 'T' : 'N', s.transB ? 'T' : 'N', s.M, s.N, s.K,
                      fmt::join(s.batchShape, ","), fmt::join(s.strideA, ","),
                      fmt::join(s.strideB, ","), compileArch(t), t.smCount, t.pairs());
-}
-
-size_t maxSharedPerBlock(const Target &t) {
-  if (t.sm >= 90)
-    return 227 * 1024;
-  if (t.sm == 80)
-    return 163 * 1024;
-  if (t.sm >= 86)
-    return 99 * 1024;
-  return 64 * 1024;
 }
 
 std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {

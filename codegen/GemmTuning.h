@@ -22,8 +22,6 @@ struct GemmTuning {
 /// choice depends on (not the epilogue, which runs once per output element whatever the
 /// tile), including the 2-CTA clusters the device holds at once (a clustered grid's size).
 std::string gemmProblemKey(const GemmSpec &s, const Target &t);
-/// The largest dynamic shared memory one CTA may opt into on `t`.
-size_t maxSharedPerBlock(const Target &t);
 /// The configurations `chosen` (makeGemmSpec's) could take instead, itself first; each one
 /// valid for the kernel templates and `t`'s shared memory, no two alike.
 std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t);

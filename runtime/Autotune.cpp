@@ -137,7 +137,7 @@ static GemmTuning::Choice measure(Driver &d, const KernelSpec &k, const Target &
 
 GemmTuning autotuneGemms(Driver &d, const Graph &plan, std::vector<AutotuneResult> *results,
                          const AutotuneOptions &o) {
-  Target t = deviceTarget(d);
+  Target t = deviceTarget(d, true, o.allowTf32);
   GemmTuning tuning;
   for (const KernelSpec &k : buildKernelSpecs(plan, t)) {
     if (!k.gemm || k.numel() == 0)

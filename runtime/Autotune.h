@@ -32,6 +32,7 @@ struct AutotuneResult {
 struct AutotuneOptions {
   int reps = 20;         ///< timed launches per candidate (after 3 warm-up launches)
   bool useCache = true;  ///< false: measure again and overwrite the cached choice
+  bool allowTf32 = false; ///< the plan's f32 matmuls may use TF32 (CodegenOptions::allowTf32)
 };
 
 /// The tuned choices for every GEMM kernel of `plan` (fused as it will run) on `d`.

@@ -13,11 +13,12 @@ namespace kfuse::runtime {
 
 using namespace codegen;
 
-Target deviceTarget(const Driver &d, bool archSpecific) {
+Target deviceTarget(const Driver &d, bool archSpecific, bool allowTf32) {
   Target target;
   target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
   target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
   target.archSpecific = archSpecific;
+  target.allowTf32 = allowTf32;
   target.clusterPairs = static_cast<unsigned>(std::max(0, d.clusterPairs));
   return target;
 }
@@ -25,7 +26,7 @@ Target deviceTarget(const Driver &d, bool archSpecific) {
 Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options,
                        const GemmTuning *tuning)
     : d_(d) {
-  specs_ = buildKernelSpecs(g, deviceTarget(d, options.archSpecific), tuning);
+  specs_ = buildKernelSpecs(g, deviceTarget(d, options.archSpecific, options.allowTf32), tuning);
   for (const Node *n : g.inputs())
     inputIds_.push_back(n->id());
   for (const Node *n : g.outputs()) {
@@ -63,7 +64,7 @@ void Executable::load(const CodegenOptions &options) {
   uint64_t maxBlocks = static_cast<uint64_t>(std::max(1, d.smCount)) * (2048 / kDefaultBlock);
   for (const KernelSpec &k : specs_)
     configs_.push_back(k.launchConfig(kDefaultBlock, maxBlocks));
-  std::string cubin = cachedCubin(source_, compileArch(deviceTarget(d, options.archSpecific)));
+  std::string cubin = cachedCubin(source_, compileArch(deviceTarget(d, options.archSpecific, options.allowTf32)));
   d.check(d.cuModuleLoadData(&module_, cubin.data()),
           "loading the compiled kernels (cuModuleLoadData)");
   try { // a constructor that throws runs no destructor: give back what is held so far

@@ -16,8 +16,9 @@
 
 namespace kfuse::runtime {
 
-/// The codegen target of the device `d` (arch-specific features when `archSpecific`).
-codegen::Target deviceTarget(const Driver &d, bool archSpecific = true);
+/// The codegen target of the device `d` (arch-specific features when `archSpecific`; f32
+/// matmuls on TF32 tensor cores when `allowTf32`).
+codegen::Target deviceTarget(const Driver &d, bool archSpecific = true, bool allowTf32 = false);
 
 class Executable {
 public:

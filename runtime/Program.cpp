@@ -30,8 +30,10 @@ Program::Program(const Graph &g, const ProgramOptions &o) {
   auto t0 = std::chrono::steady_clock::now();
   codegen::GemmTuning tuning;
   if (o.autotune)
-    tuning = autotuneGemms(d, *plan_, &autotuned_);
-  exe_ = std::make_unique<Executable>(d, *plan_, codegen::CodegenOptions{}, &tuning);
+    tuning = autotuneGemms(d, *plan_, &autotuned_, {.allowTf32 = o.allowTf32});
+  codegen::CodegenOptions codegenOptions;
+  codegenOptions.allowTf32 = o.allowTf32;
+  exe_ = std::make_unique<Executable>(d, *plan_, codegenOptions, &tuning);
   compileLoadMs_ =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   cacheUse_ = minus(cacheStats(), before);
@@ -101,10 +103,14 @@ std::string Program::check(const std::vector<Tensor> &inputs,
   // The reference rounds what the kernels store, but its float64 math can land on the
   // other side of a rounding than the kernels' f32 math: an output computed from a stored
   // f16/bf16 value (z = cast(y, f32) of a stored bf16 y) is as close as that dtype allows.
+  // A matmul on TF32 tensor cores rounded its inputs to f16's 10-bit mantissa.
   DType loosest = DType::F32;
-  for (const codegen::KernelSpec &k : exe_->specs())
+  for (const codegen::KernelSpec &k : exe_->specs()) {
+    if (k.gemm && k.gemm->tf32())
+      loosest = coarserDType(loosest, DType::F16);
     for (const codegen::SpecOutput &o : k.outputs)
       loosest = coarserDType(loosest, o.tensor.type.dtype);
+  }
   for (size_t j = 0; j < ref.size(); ++j) {
     DType t = coarserDType(ref[j].dtype(), loosest);
     std::string m = compareValues(outputs[j].data, ref[j].data, Tolerance::of(t, scale));

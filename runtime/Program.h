@@ -24,6 +24,9 @@ namespace kfuse::runtime {
 struct ProgramOptions {
   bool fuse = true;      ///< false: every op its own kernel (the unfused plan)
   bool autotune = false; ///< measure the GEMM kernels' configurations first (Autotune.h)
+  /// f32 matmuls on tensor cores with inputs rounded to TF32 (CodegenOptions::allowTf32);
+  /// check() then holds them to f16's tolerance (TF32 keeps f16's 10-bit mantissa).
+  bool allowTf32 = false;
 };
 
 class Program {

@@ -1,4 +1,4 @@
-// `kfuse compile G.kf [--arch sm_90a] [--no-fusion] [--dump-kernels DIR] [--emit cuda,ptx,cubin]`:
+// `kfuse compile G.kf [--arch sm_90a] [--tf32] [--no-fusion] [--dump-kernels DIR] [--emit cuda,ptx,cubin]`:
 // runs the -O2 pipeline (or none), generates the CUDA C of every kernel, compiles the whole
 // program with NVRTC for one architecture and, with --dump-kernels, writes what is needed to
 // rebuild and launch each kernel by hand. Needs no GPU.
@@ -32,6 +32,7 @@ int compileMain(const std::vector<std::string> &args) {
   cli.option("--arch", "ARCH",
              "target architecture (default sm_90a: the H100/H200's own wgmma; sm_90 portable)");
   cli.flag("--no-fusion", "every op its own kernel (no passes)");
+  cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32)");
   cli.option("--dump-kernels", "DIR", "write each kernel's .cu, the NVRTC options and launches");
   cli.option("--emit", "LIST", "with --dump-kernels: any of cuda,ptx,cubin (default cuda)");
   if (auto rc = cli.parse(args))
@@ -43,6 +44,7 @@ int compileMain(const std::vector<std::string> &args) {
   } catch (const Error &e) {
     return cli.badArgs(e.what());
   }
+  target.allowTf32 = cli.has("--tf32");
   std::set<std::string> emit;
   for (std::string rest = cli.value("--emit", "cuda"); !rest.empty();) {
     size_t comma = rest.find(',');

@@ -1,5 +1,5 @@
 // `kfuse report G.kf [--device h100|h200|NAME:BW_TBps:TFLOPs[:FIXED_us]] [--arch sm_90a]
-// [--json]`: the memory traffic of each graph in the file, every op its own kernel against
+// [--tf32] [--json]`: the memory traffic of each graph in the file, every op its own kernel against
 // the -O2 pipeline's kernels, with the fusion decisions; for each matmul kernel the GEMM
 // kernel codegen chooses for --arch and why; and each kernel's expected time (the roofline,
 // the GEMM tiles' quantization, the fixed cost per kernel). Needs no GPU: the traffic model
@@ -95,6 +95,7 @@ int reportMain(const std::vector<std::string> &args) {
              "a100:2.0:312:5");
   cli.option("--arch", "ARCH",
              "the architecture whose GEMM kernel choice is shown (default sm_90a, 132 SMs)");
+  cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32)");
   cli.flag("--json", "print one JSON object per graph instead of the table");
   if (auto rc = cli.parse(args))
     return *rc;
@@ -105,6 +106,7 @@ int reportMain(const std::vector<std::string> &args) {
   } catch (const Error &e) {
     return cli.badArgs(e.what());
   }
+  target.allowTf32 = cli.has("--tf32");
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
   std::vector<std::unique_ptr<Graph>> graphs = parseFile(cli.positionals()[0]);
   bool first = true;

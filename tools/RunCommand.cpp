@@ -31,6 +31,7 @@ struct RunOptions {
   uint64_t seed = 0;
   bool cpu = false;
   bool check = false, bench = false, noFusion = false, noGraph = false, autotune = false;
+  bool tf32 = false;
   std::string device = "h200"; ///< the device the benchmark's predictions are for
   int reps = 30;
 };
@@ -59,6 +60,8 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   cli.flag("--no-graph", "launch the kernels one by one on a stream instead of one CUDA graph");
   cli.flag("--autotune", "time every configuration of each GEMM kernel first and keep the "
                          "fastest (cached in KFUSE_CACHE_DIR)");
+  cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32; "
+                     "--check then allows f16's tolerance)");
   cli.option("--device", "NAME",
              "device the --bench predictions are for: h100, h200 (default) or NAME:TBps:TFLOPs");
   cli.option("--reps", "N", "timed repetitions per measurement for --bench (median; default 30)");
@@ -69,6 +72,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   opts.noFusion = cli.has("--no-fusion");
   opts.noGraph = cli.has("--no-graph");
   opts.autotune = cli.has("--autotune");
+  opts.tf32 = cli.has("--tf32");
   if (cli.has("--device"))
     opts.device = cli.value("--device");
   if (cli.has("--reps"))
@@ -85,7 +89,8 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
     return cli.badArgs("--inputs needs a folder");
   if (cli.has("--cpu"))
     for (const char *gpuOnly :
-         {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps", "--autotune"})
+         {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps", "--autotune",
+          "--tf32"})
       if (cli.has(gpuOnly))
         return cli.badArgs(
             fmt::format("{} is for GPU runs; --cpu runs the reference interpreter", gpuOnly));
@@ -168,7 +173,7 @@ void printAutotune(const runtime::Program &p) {
 /// benchmark. Returns the outputs.
 std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
                              const RunOptions &opts) {
-  runtime::Program p(g, {.fuse = !opts.noFusion, .autotune = opts.autotune});
+  runtime::Program p(g, {.fuse = !opts.noFusion, .autotune = opts.autotune, .allowTf32 = opts.tf32});
   printAutotune(p);
   const runtime::CacheStats &c = p.cacheUse();
   fmt::print("{}: {} kernel{} ({}), compiled and loaded in {:.2f} ms ({})\n", g.name(),
@@ -194,7 +199,7 @@ std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
     fmt::print("measured / predicted: {:.2f}\n",
                mine.predictedMs > 0 ? ms / mine.predictedMs : 0.0);
     if (!opts.noFusion) {
-      runtime::Program unfused(g, {.fuse = false, .autotune = opts.autotune});
+      runtime::Program unfused(g, {.fuse = false, .autotune = opts.autotune, .allowTf32 = opts.tf32});
       runtime::ProgramTiming other = unfused.bench(inputs, dev, t);
       double otherMs = other.graphMs >= 0 && !opts.noGraph ? other.graphMs : other.streamMs;
       fmt::print(

@@ -2,6 +2,7 @@
 // broadcast batch strides, the epilogue emitted from the op list, deterministic source,
 // and NVRTC compiles of every kernel variant for sm_80 and sm_90.
 #include "codegen/CudaCodegen.h"
+#include "codegen/GemmTuning.h"
 #include "codegen/KernelEstimate.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -428,4 +429,67 @@ TEST_CASE("expected kernel time: roofline, GEMM tile quantization, fixed cost pe
   KernelEstimate ex = estimateKernel(ew[0], h90, h200);
   CHECK(ex.seconds == Approx(8.0 * (1 << 20) / 4.19e12 + 4e-6));
   CHECK(ex.busy == 1);
+}
+
+TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF32",
+          "[codegen][gemm][tf32]") {
+  Target h200{90, 132}, ampere{80, 108}, turing{75, 40};
+  Target h200tf{90, 132}, ampereTf{80, 108}, turingTf{75, 40};
+  h200tf.allowTf32 = ampereTf.allowTf32 = turingTf.allowTf32 = true;
+  auto spec = [](DType t, int64_t M, int64_t N, int64_t K, const Target &target,
+                 MatMulAttrs at = {}) {
+    auto k = buildKernelSpecs(*biasRelu(t, M, N, K, at), target);
+    REQUIRE(k.size() == 1);
+    REQUIRE(k[0].gemm);
+    return *k[0].gemm;
+  };
+  // By default an f32 matmul keeps f32's 24-bit mantissa: FFMA tiles, on every device.
+  for (const Target &t : {h200, ampere, turing}) {
+    GemmSpec s = spec(f32, 1000, 1000, 1000, t);
+    CHECK(s.kernel == GemmKernel::Simt);
+    CHECK_FALSE(s.tf32());
+    CHECK(s.why.find("exact f32") != std::string::npos);
+  }
+  // Allowed: tensor cores (sm_80 and up) on inputs rounded to TF32, f32 accumulation.
+  for (const Target &t : {h200tf, ampereTf}) {
+    GemmSpec s = spec(f32, 1000, 1000, 1000, t);
+    INFO(s.describe() << ": " << s.why);
+    CHECK(s.kernel == GemmKernel::TensorCore);
+    CHECK(s.tf32());
+    CHECK(s.describe().find("TF32") != std::string::npos);
+    CHECK(s.why.find("TF32 allowed") != std::string::npos);
+    CHECK(s.bm == 64); // 64 tiles of 128x128 for 108/132 SMs would leave SMs idle: 64x64
+  }
+  // 4096^2: 1024 tiles of 128x128 fill the SMs; 4 stages of 32-wide f32 k slices fit sm_90
+  // and sm_80 (143 KB); sm_86 (99 KB) takes 2.
+  GemmSpec big = spec(f32, 4096, 4096, 4096, h200tf);
+  CHECK(big.bm == 128);
+  CHECK(big.bn == 128);
+  CHECK(big.stages == 4);
+  CHECK(big.sharedBytes() == 4 * (128 * (32 + 4) + 32 * (128 + 8)) * 4);
+  GemmSpec bt = spec(f32, 4096, 4096, 4096, h200tf, {true, true});
+  CHECK(bt.sharedBytes() == 4 * (32 * (128 + 8) + 128 * (32 + 4)) * 4);
+  Target ga102{86, 84};
+  ga102.allowTf32 = true;
+  GemmSpec small = spec(f32, 4096, 4096, 4096, ga102);
+  CHECK(small.stages == 2);
+  CHECK(small.sharedBytes() <= 99 * 1024);
+  // Not below sm_80 (no TF32 mma.sync), not for M <= 16 (memory-bound: gemv), and bf16 is
+  // unaffected.
+  CHECK(spec(f32, 1000, 1000, 1000, turingTf).kernel == GemmKernel::Simt);
+  CHECK(spec(f32, 8, 4096, 4096, h200tf).kernel == GemmKernel::Gemv);
+  CHECK(spec(bf16, 4096, 4096, 4096, h200tf).kernel == GemmKernel::Wgmma);
+  // The autotuner's key tells a TF32 problem from an exact one (f32 only).
+  CHECK(gemmProblemKey(big, h200tf) != gemmProblemKey(big, h200));
+  GemmSpec half = spec(bf16, 4096, 4096, 4096, h200tf);
+  CHECK(gemmProblemKey(half, h200tf) == gemmProblemKey(half, h200));
+  // The kernel: f32 tiles by cp.async, rounded to TF32 (round to nearest, ties away) as
+  // they are read, mma.sync m16n8k8.
+  auto specs = buildKernelSpecs(*biasRelu(f32, 300, 203, 61, {true, false}), h200tf);
+  std::string src = emitProgram(specs);
+  CHECK(src.find("kf_gemm_tf32<") != std::string::npos);
+  runtime::CompiledProgram p = runtime::nvrtcCompile(src, compileArch(h200tf), true);
+  CHECK(p.ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
+  CHECK(p.ptx.find("cvt.rna.tf32.f32") != std::string::npos);
+  CHECK(p.ptx.find("cp.async.cg.shared.global") != std::string::npos);
 }
