@@ -213,7 +213,8 @@ bool wgmmaDevice(const Driver &d) {
 /// `archSpecific` false keeps to portable kernels (mma.sync instead of sm_90a's wgmma);
 /// `tuning` picks GEMM configurations as an autotuned choice would.
 RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
-                   bool archSpecific = true, const codegen::GemmTuning *tuning = nullptr) {
+                   bool archSpecific = true, const codegen::GemmTuning *tuning = nullptr,
+                   bool allowTf32 = false) {
   Driver &d = Driver::require();
   RunResult r;
   std::vector<DeviceBuffer> inBuf, outBuf;
@@ -230,6 +231,7 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
   }
   codegen::CodegenOptions options;
   options.archSpecific = archSpecific;
+  options.allowTf32 = allowTf32;
   runtime::Executable exe(d, g, options, tuning);
   if (graphReplay) {
     exe.captureGraph(inPtr, outPtr);
@@ -481,6 +483,73 @@ TEST_CASE("GEMM: every kernel on one problem per dtype and transpose pair", "[gp
                               << " transB=" << attrs.transB << " " << r.specs[0].gemm->describe());
             CHECK(checkWithInterpreter(*g, r) == "");
           }
+}
+
+// f32 with TF32 allowed: inputs rounded to a 10-bit mantissa (relative error <= 2^-11 each),
+// products summed in f32. With inputs uniform in [-2, 2) the error of a dot product of K
+// terms has a standard deviation of about 2^-11 x 1.09 x sqrt(K): each element must be within
+// 2^-7 sqrt(K) (about 15 of those) + 2^-10 |ref| of the float64 reference. And the kernel
+// must really have rounded: where K >= 32, some elements miss the exact f32 bound.
+TEST_CASE("GEMM: f32 on TF32 tensor cores where allowed, every layout and tile edge",
+          "[gpu][gemm][tf32]") {
+  Driver &d = Driver::require();
+  if (d.ccMajor < 8) {
+    WARN("TF32 mma.sync needs compute capability 8.0; this device is " << d.arch());
+    return;
+  }
+  struct Case {
+    int64_t M, N, K;
+  };
+  // 300 x 203 x 61: scalar loads (K % 4 != 0), edge tiles both ways; 1536^2 x 256: 144
+  // 128x128 tiles (the big tile); 4097 x 136 x 64: one row past 32 tiles; 64 x 64 x 4100: K
+  // far past the tile with a partial last stage; 17 x 1000 x 33: M just above gemv's 16.
+  std::vector<Case> cases = {{300, 203, 61}, {1536, 1536, 256}, {4097, 136, 64}, {64, 64, 4100},
+                             {17, 1000, 33}};
+  int run = 0;
+  for (const Case &c : cases)
+    for (int tr = 0; tr < 4; ++tr) {
+      MatMulAttrs attrs{bool(tr & 1), bool(tr & 2)};
+      Epi epi = (run % 2) ? Epi::ResidualGelu : Epi::BiasRelu;
+      Shape sa = attrs.transA ? Shape{c.K, c.M} : Shape{c.M, c.K};
+      Shape sb = attrs.transB ? Shape{c.N, c.K} : Shape{c.K, c.N};
+      auto g = gemmGraph(DType::F32, sa, sb, attrs, epi);
+      RunResult r = runOnGpu(*g, 7000 + run++, false, true, nullptr, true);
+      REQUIRE(r.specs.size() == 1);
+      REQUIRE(r.specs[0].gemm);
+      const codegen::GemmSpec &s = *r.specs[0].gemm;
+      INFO("M=" << c.M << " N=" << c.N << " K=" << c.K << " transA=" << attrs.transA
+                << " transB=" << attrs.transB << " epilogue=" << epiName(epi) << " kernel "
+                << s.describe());
+      CHECK(s.tf32());
+      CHECK(s.bm == (c.M == 1536 ? 128u : 64u));
+      std::vector<Tensor> in;
+      for (const Raw &x : r.inputs) {
+        Tensor t(x.type);
+        for (int64_t i = 0; i < t.numElements(); ++i)
+          t.data[i] = x.at(i);
+        in.push_back(std::move(t));
+      }
+      std::vector<Tensor> ref = interpret(*g, in, storedIds(r.specs));
+      REQUIRE(ref.size() == 1);
+      int64_t exactMisses = 0;
+      std::string bad;
+      for (int64_t i = 0; i < ref[0].numElements() && bad.empty(); ++i) {
+        const double got = r.outputs[0].at(i), want = ref[0].data[i];
+        const double tol = 0x1p-10 * std::fabs(want) + 0x1p-7 * std::sqrt(double(c.K)) + 1e-4;
+        if (std::isnan(got) != std::isnan(want) || std::fabs(got - want) > tol)
+          bad = fmt::format("element {}: got {} where the reference is {} (TF32 tolerance {})", i,
+                            got, want, tol);
+        exactMisses += !checkClose(DType::F32, got, want, c.K, i).empty();
+      }
+      CHECK(bad == "");
+      if (c.K >= 32)
+        CHECK(exactMisses > 0);
+    }
+  // Not allowed (the default), the same f32 problem stays exact: FFMA tiles.
+  auto g = gemmGraph(DType::F32, {300, 61}, {61, 203}, {}, Epi::BiasRelu);
+  RunResult r = runOnGpu(*g, 7100);
+  CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Simt);
+  CHECK(checkWithInterpreter(*g, r) == "");
 }
 
 TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogues",
