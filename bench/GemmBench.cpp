@@ -75,12 +75,29 @@ static CUdeviceptr alloc(size_t bytes) {
   return p;
 }
 
-/// relu(x[M,K] @ w[K,N] + b[N]) in bf16 (w as [N,K] when transB), fused by the fusion pass.
-static std::unique_ptr<Graph> mbr(int64_t M, int64_t N, int64_t K, bool transB) {
+/// Random f32 in [-1, 1) (device memory).
+static CUdeviceptr randomF32(size_t n, uint64_t seed) {
+  std::vector<float> h(n);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+  for (float &v : h) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    v = static_cast<float>((s >> 40) * (2.0 / double(1ull << 24)) - 1.0);
+  }
+  CUdeviceptr p;
+  D->check(D->cuMemAlloc_v2(&p, n * 4), "cuMemAlloc");
+  D->check(D->cuMemcpyHtoD_v2(p, h.data(), n * 4), "cuMemcpyHtoD");
+  return p;
+}
+
+/// relu(x[M,K] @ w[K,N] + b[N]) in `t` (bf16 unless said; w as [N,K] when transB), fused by
+/// the fusion pass.
+static std::unique_ptr<Graph> mbr(int64_t M, int64_t N, int64_t K, bool transB, DType t = bf16) {
   auto g = std::make_unique<Graph>("mbr");
-  Value x = g->input("x", bf16, {M, K});
-  Value w = g->input("w", bf16, transB ? Shape{N, K} : Shape{K, N});
-  Value b = g->input("b", bf16, {N});
+  Value x = g->input("x", t, {M, K});
+  Value w = g->input("w", t, transB ? Shape{N, K} : Shape{K, N});
+  Value b = g->input("b", t, {N});
   g->output(relu(matmul(x, w, {false, transB}) + b));
   fuseGraph(*g);
   return g;
@@ -108,6 +125,26 @@ static void compareOutputs(const char *other, const std::vector<uint16_t> &ref,
               "| | | | | | |\n",
               other, ref.size(), maxDiff, maxDiff / std::max(rms, 1e-30), rms);
   if (!(maxDiff <= 0.05 * rms))
+    fail("kfuse's result differs from {}'s by {} (RMS {})", other, maxDiff, rms);
+}
+
+/// kfuse's f32 result against another's, as compareOutputs; `limit` of the RMS (TF32 on
+/// either side: a 10-bit mantissa, so ~1e-3 is agreement).
+static void compareF32(const char *other, CUdeviceptr ref, CUdeviceptr ours, int64_t n,
+                       double limit) {
+  std::vector<float> r(n), o(n);
+  D->check(D->cuMemcpyDtoH_v2(r.data(), ref, n * 4), "cuMemcpyDtoH");
+  D->check(D->cuMemcpyDtoH_v2(o.data(), ours, n * 4), "cuMemcpyDtoH");
+  double maxDiff = 0, sumSq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sumSq += double(r[i]) * r[i];
+    maxDiff = std::max(maxDiff, std::isnan(o[i]) ? HUGE_VAL : std::fabs(double(o[i]) - r[i]));
+  }
+  double rms = std::sqrt(sumSq / double(std::max<int64_t>(1, n)));
+  std::printf("|  | check: kfuse vs %s over %lld elements: max |diff| %.4g = %.2g of the RMS %.4g "
+              "| | | | | | |\n",
+              other, (long long)n, maxDiff, maxDiff / std::max(rms, 1e-30), rms);
+  if (!(maxDiff <= limit * rms))
     fail("kfuse's result differs from {}'s by {} (RMS {})", other, maxDiff, rms);
 }
 
@@ -318,6 +355,60 @@ int main(int argc, char **argv) {
         D->cuMemFree_v2(W2);
       }
       for (CUdeviceptr p : {A, B, bias, C, T})
+        D->cuMemFree_v2(p);
+    }
+    // f32: exact by default (FFMA tiles) and, where the user allows TF32 (--tf32), mma.sync
+    // on inputs rounded to TF32; cuBLAS with CUBLAS_COMPUTE_32F and _32F_FAST_TF32.
+    if (std::string("f32 4096^3 +bias+relu").find(only) != std::string::npos) {
+      const int64_t M = 4096, N = 4096, K = 4096;
+      const char *name = "f32 4096^3 +bias+relu";
+      double flops = 2.0 * M * N * K, wbytes = 4.0 * N * K;
+      CUdeviceptr A = randomF32(M * K, 1), B = randomF32(N * K, 2), bias = randomF32(N, 3);
+      CUdeviceptr C = alloc(M * N * 4), T = alloc(M * N * 4), R = alloc(M * N * 4);
+      auto g = mbr(M, N, K, false, f32);
+      runtime::Executable exact(*D, *g);
+      exact.launch({A, B, bias}, {R}, nullptr);
+      Timed te = timed([&] { exact.launchKernel(0, nullptr); }, reps);
+      rowOut(name, "kfuse " + exact.specs()[0].gemm->describe(), te, flops, wbytes);
+      codegen::CodegenOptions tf;
+      tf.allowTf32 = true;
+      runtime::Executable tf32(*D, *g, tf);
+      tf32.launch({A, B, bias}, {C}, nullptr);
+      Timed tt = timed([&] { tf32.launchKernel(0, nullptr); }, reps);
+      rowOut(name, "kfuse --tf32 " + tf32.specs()[0].gemm->describe(), tt, flops, wbytes);
+      compareF32("exact kfuse", R, C, M * N, 1e-2);
+      Graph ew("bias_relu");
+      Value hv = ew.input("h", f32, {M, N});
+      Value bv = ew.input("b", f32, {N});
+      ew.output(relu(hv + bv));
+      runtime::Executable sep(*D, ew);
+      for (bool fast : {false, true}) {
+        auto gemm = [&] {
+          float alpha = 1.f, beta = 0.f;
+          cublasCheck(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &alpha,
+                                   reinterpret_cast<void *>(B), CUDA_R_32F, int(N),
+                                   reinterpret_cast<void *>(A), CUDA_R_32F, int(K), &beta,
+                                   reinterpret_cast<void *>(T), CUDA_R_32F, int(N),
+                                   fast ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmEx f32");
+        };
+        Timed bare = timed(gemm, reps);
+        rowOut(name, fast ? "cuBLAS TF32 bare GEMM" : "cuBLAS f32 (no TF32) bare GEMM", bare, flops,
+               wbytes);
+        Timed split = timed(
+            [&] {
+              gemm();
+              sep.launch({T, bias}, {C}, nullptr);
+            },
+            reps);
+        rowOut(name, fast ? "cuBLAS TF32 + separate add, relu kernels"
+                          : "cuBLAS f32 + separate add, relu kernels",
+               split, flops, wbytes);
+        compareF32(fast ? "cuBLAS TF32 + add + relu" : "cuBLAS f32 + add + relu", C, R, M * N,
+                   fast ? 1e-2 : 1e-4);
+      }
+      for (CUdeviceptr p : {A, B, bias, C, T, R})
         D->cuMemFree_v2(p);
     }
     cublasLtDestroy(lt.h);
