@@ -242,6 +242,21 @@ double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster) {
   return bn == 256 ? 0.82 : 0.74;
 }
 
+double gemmKernelRate(const GemmSpec &s) {
+  switch (s.kernel) {
+  case GemmKernel::Wgmma:
+    return wgmmaTileEfficiency(s.warpsM, s.bn, s.cluster);
+  case GemmKernel::TensorCore: // device runs 2 and 4 of 2026-12-04 (bench/results/gemm.md)
+    return s.tf32() ? 0.138 : 0.413;
+  case GemmKernel::Simt:
+    return 0.032;
+  case GemmKernel::Gemv:
+  case GemmKernel::Decode:
+    break;
+  }
+  return 1.0;
+}
+
 /// The wgmma tile of the least estimated time: rounds of tiles over the SMs (clusters for
 /// the 128x128 tile, whose B is then shared) x a tile's work / its efficiency
 /// (wgmmaTileEfficiency). Consumer warpgroups of 64 rows: two, or one where M <= 64 would

@@ -47,9 +47,8 @@ KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const D
     const double rounds = std::max(1.0, ceilDiv(g.ctas, g.slots));
     e.busy = g.ctas > 0 ? g.ctas / (rounds * g.slots) : 1.0;
     e.useful = g.useful;
-    if (s.kernel == GemmKernel::Wgmma)
-      e.tile = wgmmaTileEfficiency(s.warpsM, s.bn, s.cluster);
-    tCompute = tFlop / (e.busy * e.useful * e.tile);
+    e.rate = gemmKernelRate(s);
+    tCompute = tFlop / (e.busy * e.useful * e.rate);
     grid = fmt::format(" / {:.2f} busy ({:.0f} {}x{} tiles{} in {:.0f} round{} of {:.0f}) / {:.2f} "
                        "useful{} = {}",
                        e.busy, g.tiles, s.bm, s.bn,
@@ -57,7 +56,7 @@ KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const D
                            ? fmt::format(" x {} K slices", s.ks)
                            : std::string(),
                        rounds, rounds == 1 ? "" : "s", g.slots, e.useful,
-                       e.tile < 1 ? fmt::format(" / {:.2f} tile rate", e.tile) : std::string(),
+                       e.rate < 1 ? fmt::format(" / {:.3g} kernel rate", e.rate) : std::string(),
                        formatSeconds(tCompute));
   }
   e.computeBound = tCompute > tMem;

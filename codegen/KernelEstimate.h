@@ -6,12 +6,12 @@
 ///  - a GEMM's compute time stretched by its quantization: the share of the SMs its tiles keep
 ///    busy over the rounds they take (512 tiles on 132 SMs: 4 rounds, 0.97 busy) and the
 ///    share of the tiles' multiply-adds inside M x N x K (edge tiles compute padding);
-///  - a wgmma tile smaller than 128x256 by the share of the rate it sustains (measured:
-///    wgmmaTileEfficiency);
+///  - the GEMM kernel's share of the device's dense tensor rate it sustains (measured on the
+///    H200, gemmKernelRate: a wgmma tile smaller than 128x256, mma.sync in 16 bits or TF32,
+///    exact f32 FFMA);
 ///  - the device's fixed cost per kernel (Device::kernelSeconds: launch, the first loads'
 ///    latency, the drain of the last stores).
-/// Not modelled: instruction issue limits below the tensor peak (mma.sync on Hopper), cache
-/// effects of tensors that fit in L2, and kernels overlapping in a CUDA graph.
+/// Not modelled: cache effects of tensors that fit in L2, and kernels overlapping in a CUDA graph.
 #include "codegen/KernelSpec.h"
 #include "passes/Device.h"
 
@@ -24,7 +24,7 @@ struct KernelEstimate {
   double roofSeconds = 0; ///< the roofline alone
   double busy = 1;        ///< GEMMs: share of the SMs the tiles keep busy, over their rounds
   double useful = 1;      ///< GEMMs: share of the tiles' multiply-adds inside the problem
-  double tile = 1;        ///< wgmma: the tile's share of the 128x256 tile's rate
+  double rate = 1;        ///< GEMMs: the kernel's share of the tensor rate (gemmKernelRate)
   bool computeBound = false;
   std::string why; ///< "compute-bound: 137.4 GFLOP at 790 TFLOP/s / 0.97 busy (...) + 4 us"
 };

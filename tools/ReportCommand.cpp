@@ -61,7 +61,7 @@ std::string kernelSection(const Graph &fused, const codegen::Target &t, const De
 
 /// The same as a JSON member: `, "expected": {"arch", "sm_count", "seconds", "kernels": [{"name",
 /// "gemm" (the GEMM kernel, or null), "seconds", "roofline_seconds", "busy", "useful",
-/// "tile_rate", "compute_bound", "why"}]}`, or `"error"` in place of the kernels.
+/// "kernel_rate", "compute_bound", "why"}]}`, or `"error"` in place of the kernels.
 std::string kernelJson(const Graph &fused, const codegen::Target &t, const Device &d) {
   std::string error;
   std::vector<codegen::KernelSpec> specs = kernelsFor(fused, t, error);
@@ -72,11 +72,11 @@ std::string kernelJson(const Graph &fused, const codegen::Target &t, const Devic
     total += e.seconds;
     kernels += fmt::format(
         "{}{{\"name\": \"{}\", \"gemm\": {}, \"seconds\": {:.6g}, \"roofline_seconds\": {:.6g}, "
-        "\"busy\": {:.6g}, \"useful\": {:.6g}, \"tile_rate\": {:.6g}, \"compute_bound\": {}, "
+        "\"busy\": {:.6g}, \"useful\": {:.6g}, \"kernel_rate\": {:.6g}, \"compute_bound\": {}, "
         "\"why\": \"{}\"}}",
         kernels.empty() ? "" : ", ", jsonEscape(k.name),
         k.gemm ? fmt::format("\"{}\"", jsonEscape(k.gemm->describe())) : std::string("null"),
-        e.seconds, e.roofSeconds, e.busy, e.useful, e.tile, e.computeBound ? "true" : "false",
+        e.seconds, e.roofSeconds, e.busy, e.useful, e.rate, e.computeBound ? "true" : "false",
         jsonEscape(e.why));
   }
   return fmt::format(", \"expected\": {{\"arch\": \"{}\", \"sm_count\": {}, \"seconds\": {:.6g}, {}}}",
