@@ -53,41 +53,32 @@ static Timed timed(const std::function<void()> &work, int reps) {
   return t;
 }
 
-/// Random bf16 in [-1, 1) (device memory).
-static CUdeviceptr randomBf16(size_t n, uint64_t seed) {
-  std::vector<uint16_t> h(n);
+/// n random values in [-1, 1) (xorshift from `seed`) as `store` writes them, in device memory.
+template <class T, class Store>
+static CUdeviceptr randomDevice(size_t n, uint64_t seed, Store store) {
+  std::vector<T> h(n);
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
-  for (uint16_t &v : h) {
+  for (T &v : h) {
     s ^= s << 13;
     s ^= s >> 7;
     s ^= s << 17;
-    v = floatToBF16Bits(static_cast<float>((s >> 40) * (2.0 / double(1ull << 24)) - 1.0));
+    v = store(static_cast<float>((s >> 40) * (2.0 / double(1ull << 24)) - 1.0));
   }
   CUdeviceptr p;
-  D->check(D->cuMemAlloc_v2(&p, n * 2), "cuMemAlloc");
-  D->check(D->cuMemcpyHtoD_v2(p, h.data(), n * 2), "cuMemcpyHtoD");
+  D->check(D->cuMemAlloc_v2(&p, n * sizeof(T)), "cuMemAlloc");
+  D->check(D->cuMemcpyHtoD_v2(p, h.data(), n * sizeof(T)), "cuMemcpyHtoD");
   return p;
+}
+static CUdeviceptr randomBf16(size_t n, uint64_t seed) {
+  return randomDevice<uint16_t>(n, seed, [](float f) { return floatToBF16Bits(f); });
+}
+static CUdeviceptr randomF32(size_t n, uint64_t seed) {
+  return randomDevice<float>(n, seed, [](float f) { return f; });
 }
 
 static CUdeviceptr alloc(size_t bytes) {
   CUdeviceptr p;
   D->check(D->cuMemAlloc_v2(&p, bytes), "cuMemAlloc");
-  return p;
-}
-
-/// Random f32 in [-1, 1) (device memory).
-static CUdeviceptr randomF32(size_t n, uint64_t seed) {
-  std::vector<float> h(n);
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
-  for (float &v : h) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    v = static_cast<float>((s >> 40) * (2.0 / double(1ull << 24)) - 1.0);
-  }
-  CUdeviceptr p;
-  D->check(D->cuMemAlloc_v2(&p, n * 4), "cuMemAlloc");
-  D->check(D->cuMemcpyHtoD_v2(p, h.data(), n * 4), "cuMemcpyHtoD");
   return p;
 }
 

@@ -246,9 +246,8 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
   return r;
 }
 
-/// Every element against the interpreter.
-std::string checkWithInterpreter(const Graph &g, const RunResult &r,
-                                 size_t outputs = SIZE_MAX) {
+/// The interpreter's outputs of `g` on the inputs of run `r`, rounding what r's kernels store.
+std::vector<Tensor> referenceOf(const Graph &g, const RunResult &r) {
   std::vector<Tensor> in;
   for (const Raw &x : r.inputs) {
     Tensor t(x.type);
@@ -256,7 +255,13 @@ std::string checkWithInterpreter(const Graph &g, const RunResult &r,
       t.data[i] = x.at(i);
     in.push_back(std::move(t));
   }
-  std::vector<Tensor> ref = interpret(g, in, storedIds(r.specs));
+  return interpret(g, in, storedIds(r.specs));
+}
+
+/// Every element against the interpreter.
+std::string checkWithInterpreter(const Graph &g, const RunResult &r,
+                                 size_t outputs = SIZE_MAX) {
+  std::vector<Tensor> ref = referenceOf(g, r);
   int64_t K = maxK(g);
   for (size_t j = 0; j < std::min(ref.size(), outputs); ++j)
     for (int64_t i = 0; i < ref[j].numElements(); ++i)
@@ -522,14 +527,7 @@ TEST_CASE("GEMM: f32 on TF32 tensor cores where allowed, every layout and tile e
                 << s.describe());
       CHECK(s.tf32());
       CHECK(s.bm == (c.M == 1536 ? 128u : 64u));
-      std::vector<Tensor> in;
-      for (const Raw &x : r.inputs) {
-        Tensor t(x.type);
-        for (int64_t i = 0; i < t.numElements(); ++i)
-          t.data[i] = x.at(i);
-        in.push_back(std::move(t));
-      }
-      std::vector<Tensor> ref = interpret(*g, in, storedIds(r.specs));
+      std::vector<Tensor> ref = referenceOf(*g, r);
       REQUIRE(ref.size() == 1);
       int64_t exactMisses = 0;
       std::string bad;
