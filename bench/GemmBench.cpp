@@ -348,15 +348,18 @@ int main(int argc, char **argv) {
       for (CUdeviceptr p : {A, B, bias, C, T})
         D->cuMemFree_v2(p);
     }
-    // f32: exact by default (FFMA tiles) and, where the user allows TF32 (--tf32), mma.sync
-    // on inputs rounded to TF32; cuBLAS with CUBLAS_COMPUTE_32F and _32F_FAST_TF32.
-    if (std::string("f32 4096^3 +bias+relu").find(only) != std::string::npos) {
+    // f32: exact by default (FFMA tiles) and, where the user allows TF32 (--tf32), TF32
+    // tensor cores (wgmma for W as [N, K] on sm_90a, else mma.sync); cuBLAS with
+    // CUBLAS_COMPUTE_32F and _32F_FAST_TF32.
+    for (bool transB : {false, true}) {
+      const char *name = transB ? "f32 4096^3, W as [N,K] (trans_b)" : "f32 4096^3 +bias+relu";
+      if (std::string(name).find(only) == std::string::npos)
+        continue;
       const int64_t M = 4096, N = 4096, K = 4096;
-      const char *name = "f32 4096^3 +bias+relu";
       double flops = 2.0 * M * N * K, wbytes = 4.0 * N * K;
       CUdeviceptr A = randomF32(M * K, 1), B = randomF32(N * K, 2), bias = randomF32(N, 3);
       CUdeviceptr C = alloc(M * N * 4), T = alloc(M * N * 4), R = alloc(M * N * 4);
-      auto g = mbr(M, N, K, false, f32);
+      auto g = mbr(M, N, K, transB, f32);
       runtime::Executable exact(*D, *g);
       exact.launch({A, B, bias}, {R}, nullptr);
       Timed te = timed([&] { exact.launchKernel(0, nullptr); }, reps);
@@ -376,8 +379,9 @@ int main(int argc, char **argv) {
       for (bool fast : {false, true}) {
         auto gemm = [&] {
           float alpha = 1.f, beta = 0.f;
-          cublasCheck(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &alpha,
-                                   reinterpret_cast<void *>(B), CUDA_R_32F, int(N),
+          cublasCheck(cublasGemmEx(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(N),
+                                   int(M), int(K), &alpha, reinterpret_cast<void *>(B),
+                                   CUDA_R_32F, transB ? int(K) : int(N),
                                    reinterpret_cast<void *>(A), CUDA_R_32F, int(K), &beta,
                                    reinterpret_cast<void *>(T), CUDA_R_32F, int(N),
                                    fast ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,

@@ -64,7 +64,7 @@ unsigned blocksPerSM(const Target &t, size_t sharedBytes, unsigned threads) {
 
 size_t GemmSpec::sharedBytes() const {
   if (kernel == GemmKernel::Wgmma) // 1 KB to align the swizzled stages, full/empty barriers,
-    return 1024 + size_t(stages) * (bm + bn) * bk * 2 + 16 * stages + // and per consumer warp
+    return 1024 + size_t(stages) * (bm + bn) * bk * dtypeSize(dtype) + 16 * stages + // per consumer warp
            size_t(4 * warpsM) * 16 * 72 * 2; // a 16 x 72 epilogue stage
 
   if (kernel == GemmKernel::Decode)
@@ -86,9 +86,9 @@ size_t GemmSpec::sharedBytes() const {
 std::string GemmSpec::describe() const {
   switch (kernel) {
   case GemmKernel::Wgmma:
-    return fmt::format("wgmma+TMA {}x{}x{}, {} stages, {} consumer warpgroups{} + 1 TMA "
+    return fmt::format("wgmma+TMA{} {}x{}x{}, {} stages, {} consumer warpgroups{} + 1 TMA "
                        "producer, {} persistent CTAs{}",
-                       bm, bn, bk, stages, warpsM, pingpong ? " in ping-pong" : "", ctas,
+                       tf32() ? " TF32" : "", bm, bn, bk, stages, warpsM, pingpong ? " in ping-pong" : "", ctas,
                        cluster > 1 ? fmt::format(" in {}-CTA clusters sharing B (TMA multicast)", cluster)
                                    : std::string());
   case GemmKernel::TensorCore:
@@ -133,14 +133,15 @@ uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride,
   return n;
 }
 
-TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows) {
+TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows,
+                          unsigned elemBytes) {
   TmaOperand t;
   t.dims[0] = cols;
   t.dims[1] = rows;
   t.dims[2] = matrices;
-  t.strides[0] = cols * 2;
-  t.strides[1] = rows * cols * 2;
-  t.box[0] = 64;
+  t.strides[0] = cols * elemBytes;
+  t.strides[1] = rows * cols * elemBytes;
+  t.box[0] = 128 / elemBytes;
   t.box[1] = boxRows;
   t.box[2] = 1;
   return t;
@@ -151,13 +152,16 @@ TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint3
 static std::string wgmmaRefusal(const GemmSpec &s) {
   if (s.K == 0 || s.M == 0 || s.N == 0 || s.batch() == 0)
     return "an empty dim";
-  if ((s.transA ? s.M : s.K) % 8 != 0)
+  const int64_t es = int64_t(dtypeSize(s.dtype)), perRow = 16 / es; // elements per 16 bytes
+  if ((s.transA ? s.M : s.K) % perRow != 0)
     return fmt::format("A's rows ({} elements) are not 16-byte multiples for TMA",
                        s.transA ? s.M : s.K);
-  if ((s.transB ? s.K : s.N) % 8 != 0)
+  if ((s.transB ? s.K : s.N) % perRow != 0)
     return fmt::format("B's rows ({} elements) are not 16-byte multiples for TMA",
                        s.transB ? s.K : s.N);
-  if (double(s.M) * double(s.K) * 2 >= 0x1p40 || double(s.K) * double(s.N) * 2 >= 0x1p40 ||
+  if (s.dtype == DType::F32 && (s.transA || !s.transB))
+    return "TF32 wgmma reads K-major A and B only (A [M, K], B [N, K]: trans_b)";
+  if (double(s.M) * double(s.K) * es >= 0x1p40 || double(s.K) * double(s.N) * es >= 0x1p40 ||
       std::max({s.M, s.N, s.K}) >= (int64_t(1) << 32))
     return "an operand beyond TMA's 2^32 elements per dim / 2^40-byte strides";
   return "";
@@ -195,18 +199,19 @@ void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned
   s.kernel = GemmKernel::Wgmma;
   s.pingpong = pingpong;
   s.cluster = cluster;
-  s.bk = 64;
+  const unsigned es = unsigned(dtypeSize(s.dtype));
+  s.bk = 128 / es; // a k step is one 128-byte swizzle row: 64 16-bit or 32 TF32 elements
   s.warpsM = warpsM;
   s.bm = 64 * warpsM;
   s.bn = bn;
   s.stages = stages;
   const WgmmaGrid grid = wgmmaGrid(s, target, s.bm, s.bn, cluster);
   s.ctas = grid.ctas;
-  s.tmaA = s.transA ? makeTmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64)
-                    : makeTmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm);
+  s.tmaA = s.transA ? makeTmaOperand(s.K, s.M, operandMatrices(s, s.strideA, s.M * s.K), 64, es)
+                    : makeTmaOperand(s.M, s.K, operandMatrices(s, s.strideA, s.M * s.K), s.bm, es);
   // B as [N, K]: each CTA of a cluster loads BN / CL of the tile's rows.
-  s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn / cluster)
-                    : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64);
+  s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), s.bn / cluster, es)
+                    : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), 64, es);
   s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles for {} SMs",
                       dtypeName(s.dtype), grid.tiles, s.bm, s.bn, target.smCount);
 }
@@ -244,8 +249,8 @@ double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster) {
 
 double gemmKernelRate(const GemmSpec &s) {
   switch (s.kernel) {
-  case GemmKernel::Wgmma:
-    return wgmmaTileEfficiency(s.warpsM, s.bn, s.cluster);
+  case GemmKernel::Wgmma: // TF32: half the 16-bit tensor rate (H100/H200 dense peaks)
+    return wgmmaTileEfficiency(s.warpsM, s.bn, s.cluster) * (s.tf32() ? 0.5 : 1.0);
   case GemmKernel::TensorCore: // device runs 2 and 4 of 2026-12-04 (bench/results/gemm.md)
     return s.tf32() ? 0.138 : 0.413;
   case GemmKernel::Simt:
@@ -352,10 +357,17 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     if (target.sm == 90)
       s.why +=
           target.archSpecific ? "; not wgmma: " + no : "; not wgmma: portable sm_90, not sm_90a";
+  } else if (!half && target.allowTf32 && target.sm == 90 && target.archSpecific && no.empty()) {
+    chooseWgmmaTile(s, target);
+    s.why += "; TF32 allowed: wgmma k8 reads the f32 operands as TF32 (10-bit mantissa), f32 "
+             "accumulation";
   } else if (!half && target.allowTf32 && target.sm >= 80) {
     configureTensorCore(s, target, tiles128 >= double(target.smCount), 4);
     s.why += "; TF32 allowed: inputs rounded to a 10-bit mantissa as they are read, "
              "mma.sync m16n8k8, f32 accumulation";
+    if (target.sm == 90)
+      s.why +=
+          target.archSpecific ? "; not wgmma: " + no : "; not wgmma: portable sm_90, not sm_90a";
   } else {
     s.kernel = GemmKernel::Simt;
     s.bm = s.bn = 64;

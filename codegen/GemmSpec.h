@@ -87,8 +87,11 @@ struct GemmSpec {
   unsigned threads() const {
     return kernel == GemmKernel::Wgmma ? 128 * (warpsM + 1) : 32 * warpsM * warpsN;
   }
-  /// The mma.sync kernel on f32 inputs: they are rounded to TF32 (only where allowed).
-  bool tf32() const { return kernel == GemmKernel::TensorCore && dtype == DType::F32; }
+  /// A tensor-core kernel (mma.sync or wgmma) on f32 inputs: it reads them as TF32 (only
+  /// where allowed).
+  bool tf32() const {
+    return (kernel == GemmKernel::TensorCore || kernel == GemmKernel::Wgmma) && dtype == DType::F32;
+  }
   size_t sharedBytes() const;
   /// "tensor-core mma.sync 128x128x32 x4 stages, 8 warps"
   std::string describe() const;
@@ -100,9 +103,10 @@ size_t maxSharedPerBlock(const Target &t);
 /// at once, by shared memory (1 KB reserved per block) and threads (2048 per SM); at least 1.
 unsigned blocksPerSM(const Target &target, size_t sharedBytes, unsigned threads);
 
-/// The tensor map of a 16-bit operand stored [rows, cols] per matrix: boxes of 64 columns
-/// (128 bytes, the swizzle width) by `boxRows` rows.
-TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows);
+/// The tensor map of an operand of `elemBytes`-byte elements (2, or 4 for TF32) stored [rows,
+/// cols] per matrix: boxes of 128 bytes of columns (the swizzle width) by `boxRows` rows.
+TmaOperand makeTmaOperand(uint64_t rows, uint64_t cols, uint64_t matrices, uint32_t boxRows,
+                          unsigned elemBytes = 2);
 /// Matrices an operand holds: 1 + the largest matrix index its batch strides reach (`mat`:
 /// elements per matrix).
 uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride, int64_t mat);

@@ -52,11 +52,15 @@ template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST
 static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const Zi &zidx, const Epi &epi) {
   static_assert(!PP || WGC == 2, "ping-pong takes two consumer warpgroups");
   static_assert(CL == 1 || (CL == 2 && BN % 128 == 0), "B splits into CL pieces of 64-column boxes");
-  constexpr int BM = 64 * WGC, BK = 64, KT = (K + BK - 1) / BK, G = 8, HALVES = PP ? WGC : 1;
+  static_assert(DT != 0 || (!TA && TB), "TF32 wgmma reads K-major A and B only");
+  // A k step is one 128-byte swizzle row of K: 64 16-bit elements, or 32 f32 ones (DT 0,
+  // read as TF32), taken 32 bytes (k16, or k8 for TF32) per wgmma.
+  constexpr int BK = DT == 0 ? 32 : 64, KW = DT == 0 ? 8 : 16;
+  constexpr int BM = 64 * WGC, KT = (K + BK - 1) / BK, G = 8, HALVES = PP ? WGC : 1;
   constexpr int PF = KT > 6 ? KT - 6 : 0; // the k step after which the epilogue's lines are prefetched
   // Work units: groups of CL M-adjacent tiles (one per CTA of a cluster), MG of them along M.
   constexpr long long MT = (M + BM - 1) / BM, MG = (MT + CL - 1) / CL, NT = (N + BN - 1) / BN, TILES = MG * NT * NB;
-  constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE = A_BYTES + B_BYTES;
+  constexpr unsigned A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
   extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
   const unsigned base = (kf_saddr(kf_wg_smem) + 1023u) & ~1023u; // swizzle atoms need 1 KB
   // The ring, its full and empty barriers, then each consumer warp's 16 x 72 epilogue stage.
@@ -175,7 +179,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
         const unsigned sa = base + s * STAGE + (PP ? 0 : c * 8192), sb = base + s * STAGE + A_BYTES;
         kf_wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
+        for (int kk = 0; kk < BK / KW; ++kk) {
           const unsigned long long db = kf_wg_desc(sb + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024);
 #pragma unroll
           for (int h = 0; h < HALVES; ++h) {
@@ -298,8 +302,9 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
 )";
 
 /// kf_wgmma<n>::run<DT, TA, TB>(d, descA, descB): one wgmma m64n<n>k16 with f32 accumulators
-/// d[0 .. n/2) (scale-d 1: D += A B), bf16 (DT 2) or f16 inputs, transpose bits TA/TB (1:
-/// the operand is M- or N-major in shared memory, 0: K-major).
+/// d[0 .. n/2) (scale-d 1: D += A B), bf16 (DT 2) or f16 (DT 1) inputs, transpose bits TA/TB
+/// (1: the operand is M- or N-major in shared memory, 0: K-major); DT 0: m64n<n>k8 on f32
+/// operands read as TF32, both K-major.
 static std::string wgmmaWrapper(unsigned n) {
   unsigned regs = n / 2;
   std::string list, outs;
@@ -314,13 +319,19 @@ static std::string wgmmaWrapper(unsigned n) {
                        "\"l\"(db), \"r\"(1), \"n\"(TA), \"n\"(TB));",
                        n, type, regs + 2, list, regs, regs + 1, regs + 3, regs + 4, outs);
   };
+  // TF32 (k8): K-major operands only, so no transpose immediates.
+  std::string tf32 = fmt::format(
+      "asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{1}, 0;\\n"
+      "wgmma.mma_async.sync.aligned.m64n{0}k8.f32.tf32.tf32 {{{2}}}, %{3}, %{4}, p, 1, 1;\\n}}\\n\"\n"
+      "        : {5}\n        : \"l\"(da), \"l\"(db), \"r\"(1));",
+      n, regs + 2, list, regs, regs + 1, outs);
   return fmt::format(
       "template <> struct kf_wgmma<{0}> {{\n"
       "  template <int DT, int TA, int TB>\n"
       "  static __device__ __forceinline__ void run(float *d, unsigned long long da, unsigned "
       "long long db) {{\n"
-      "    if (DT == 2)\n      {1}\n    else\n      {2}\n  }}\n}};\n",
-      n, one("bf16"), one("f16"));
+      "    if (DT == 2)\n      {1}\n    else if (DT == 1)\n      {2}\n    else\n      {3}\n  }}\n}};\n",
+      n, one("bf16"), one("f16"), tf32);
 }
 
 std::string wgmmaPrelude(const std::vector<unsigned> &widths) {

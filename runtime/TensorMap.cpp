@@ -6,8 +6,7 @@ namespace kfuse::runtime {
 
 CUtensorMap encodeTensorMap(const Driver &d, const codegen::TmaOperand &t, DType dtype,
                             CUdeviceptr ptr, const std::string &what) {
-  if (dtype != DType::F16 && dtype != DType::BF16)
-    fail("{}: TMA operands are f16 or bf16, not {}", what, dtypeName(dtype));
+  // f32 operands are read by TF32 wgmma (which ignores their low 13 mantissa bits).
   CUtensorMap map{};
   cuuint64_t dims[3] = {t.dims[0], t.dims[1], t.dims[2]};
   cuuint64_t strides[2] = {t.strides[0], t.strides[1]};
@@ -15,7 +14,10 @@ CUtensorMap encodeTensorMap(const Driver &d, const codegen::TmaOperand &t, DType
   cuuint32_t elementStrides[3] = {1, 1, 1};
   CUresult r = d.cuTensorMapEncodeTiled(
       &map,
-      dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3,
+      dtype == DType::F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+      : dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+      3,
       reinterpret_cast<void *>(ptr), dims, strides, box, elementStrides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -490,11 +490,28 @@ TEST_CASE("GEMM: every kernel on one problem per dtype and transpose pair", "[gp
           }
 }
 
-// f32 with TF32 allowed: inputs rounded to a 10-bit mantissa (relative error <= 2^-11 each),
-// products summed in f32. With inputs uniform in [-2, 2) the error of a dot product of K
-// terms has a standard deviation of about 2^-11 x 1.09 x sqrt(K): each element must be within
-// 2^-7 sqrt(K) (about 15 of those) + 2^-10 |ref| of the float64 reference. And the kernel
-// must really have rounded: where K >= 32, some elements miss the exact f32 bound.
+// f32 with TF32 allowed: inputs rounded to a 10-bit mantissa (relative error <= 2^-11 each,
+// 2^-10 where wgmma truncates), products summed in f32. With inputs uniform in [-2, 2) the
+// error of a dot product of K terms has a standard deviation of about 2^-11 x 1.09 x sqrt(K)
+// (twice that truncated): each element must be within 2^-7 sqrt(K) (about 7-15 of those) +
+// 2^-10 |ref| of the float64 reference. "" when all are, else the first that is not;
+// `exactMisses` counts the elements off the exact f32 bound (the kernel really rounded).
+std::string tf32Mismatch(const Graph &g, const RunResult &r, int64_t K, int64_t &exactMisses) {
+  std::vector<Tensor> ref = referenceOf(g, r);
+  exactMisses = 0;
+  for (size_t j = 0; j < ref.size(); ++j)
+    for (int64_t i = 0; i < ref[j].numElements(); ++i) {
+      const double got = r.outputs[j].at(i), want = ref[j].data[i];
+      const double tol = 0x1p-10 * std::fabs(want) + 0x1p-7 * std::sqrt(double(K)) + 1e-4;
+      if (std::isnan(got) != std::isnan(want) || std::fabs(got - want) > tol)
+        return fmt::format("output {} element {}: got {} where the reference is {} (TF32 "
+                           "tolerance {})",
+                           j, i, got, want, tol);
+      exactMisses += !checkClose(DType::F32, got, want, K, i).empty();
+    }
+  return "";
+}
+
 TEST_CASE("GEMM: f32 on TF32 tensor cores where allowed, every layout and tile edge",
           "[gpu][gemm][tf32]") {
   Driver &d = Driver::require();
@@ -526,20 +543,14 @@ TEST_CASE("GEMM: f32 on TF32 tensor cores where allowed, every layout and tile e
                 << " transB=" << attrs.transB << " epilogue=" << epiName(epi) << " kernel "
                 << s.describe());
       CHECK(s.tf32());
-      CHECK(s.bm == (c.M == 1536 ? 128u : 64u));
-      std::vector<Tensor> ref = referenceOf(*g, r);
-      REQUIRE(ref.size() == 1);
+      // sm_90a: K-major A and B (trans_b) with 16-byte rows take wgmma, the rest mma.sync.
+      const bool wg = d.ccMajor == 9 && d.ccMinor == 0 && !attrs.transA && attrs.transB &&
+                      c.K % 4 == 0;
+      CHECK(s.kernel == (wg ? codegen::GemmKernel::Wgmma : codegen::GemmKernel::TensorCore));
+      if (!wg)
+        CHECK(s.bm == (c.M == 1536 ? 128u : 64u));
       int64_t exactMisses = 0;
-      std::string bad;
-      for (int64_t i = 0; i < ref[0].numElements() && bad.empty(); ++i) {
-        const double got = r.outputs[0].at(i), want = ref[0].data[i];
-        const double tol = 0x1p-10 * std::fabs(want) + 0x1p-7 * std::sqrt(double(c.K)) + 1e-4;
-        if (std::isnan(got) != std::isnan(want) || std::fabs(got - want) > tol)
-          bad = fmt::format("element {}: got {} where the reference is {} (TF32 tolerance {})", i,
-                            got, want, tol);
-        exactMisses += !checkClose(DType::F32, got, want, c.K, i).empty();
-      }
-      CHECK(bad == "");
+      CHECK(tf32Mismatch(*g, r, c.K, exactMisses) == "");
       if (c.K >= 32)
         CHECK(exactMisses > 0);
     }
@@ -548,6 +559,36 @@ TEST_CASE("GEMM: f32 on TF32 tensor cores where allowed, every layout and tile e
   RunResult r = runOnGpu(*g, 7100);
   CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Simt);
   CHECK(checkWithInterpreter(*g, r) == "");
+}
+
+// TF32 on every wgmma configuration of 4 stages (tiles, 2-CTA clusters, ping-pong): 1800 x
+// 2600 x 200 (15 x 21 128-row x 128-column tiles, both edges partial; 7 k steps of 32 with
+// a partial one), A [M, K] and B [N, K].
+TEST_CASE("GEMM: TF32 wgmma, every 4-stage configuration", "[gpu][gemm][tf32][wgmma]") {
+  Driver &d = Driver::require();
+  if (!wgmmaDevice(d))
+    return;
+  const codegen::Target t = runtime::deviceTarget(d, true, true);
+  const int64_t M = 1800, N = 2600, K = 200;
+  auto g = gemmGraph(DType::F32, {M, K}, {N, K}, {false, true}, Epi::BiasRelu);
+  auto specs = codegen::buildKernelSpecs(*g, t);
+  REQUIRE(specs.size() == 1);
+  REQUIRE(specs[0].gemm);
+  REQUIRE(specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+  int tried = 0;
+  for (const codegen::GemmSpec &c : codegen::gemmCandidates(*specs[0].gemm, t)) {
+    if (c.stages != 4)
+      continue;
+    codegen::GemmTuning tuning;
+    tuning.byProblem[codegen::gemmProblemKey(*specs[0].gemm, t)] = {c.describe(), "test"};
+    RunResult r = runOnGpu(*g, 7200 + tried++, false, true, &tuning, true);
+    INFO(r.specs[0].gemm->describe());
+    CHECK(r.specs[0].gemm->describe() == c.describe());
+    int64_t exactMisses = 0;
+    CHECK(tf32Mismatch(*g, r, K, exactMisses) == "");
+    CHECK(exactMisses > 0);
+  }
+  CHECK(tried >= 6);
 }
 
 TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogues",

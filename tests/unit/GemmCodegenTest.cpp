@@ -508,6 +508,39 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
   CHECK(gemmProblemKey(big, h200tf) != gemmProblemKey(big, h200));
   GemmSpec half = spec(bf16, 4096, 4096, 4096, h200tf);
   CHECK(gemmProblemKey(half, h200tf) == gemmProblemKey(half, h200));
+  // On sm_90a, A [M, K] and B [N, K] (trans_b, nn.Linear's weights): both K-major, as wgmma
+  // reads TF32 operands, so the Hopper kernel on f32 rows of 32 elements (128 bytes); any
+  // other layout, a portable target, or rows that are not 16-byte multiples: mma.sync.
+  GemmSpec nt = spec(f32, 4096, 4096, 4096, h200tf, {false, true});
+  INFO(nt.describe() << ": " << nt.why);
+  CHECK(nt.kernel == GemmKernel::Wgmma);
+  CHECK(nt.tf32());
+  CHECK(nt.bk == 32);
+  CHECK(nt.describe().find("wgmma+TMA TF32 128x256x32") != std::string::npos);
+  CHECK(nt.why.find("TF32 allowed") != std::string::npos);
+  CHECK(nt.tmaA.box[0] == 32);
+  CHECK(nt.tmaA.strides[0] == 4096 * 4);
+  CHECK(nt.tmaB.box[0] == 32);
+  CHECK(nt.sharedBytes() == spec(bf16, 4096, 4096, 4096, h200, {false, true}).sharedBytes());
+  CHECK(big.kernel == GemmKernel::TensorCore); // B [K, N]: N-major
+  CHECK(big.why.find("not wgmma: TF32 wgmma reads K-major A and B only") != std::string::npos);
+  Target portableTf{90, 132, false};
+  portableTf.allowTf32 = true;
+  CHECK(spec(f32, 4096, 4096, 4096, portableTf, {false, true}).kernel == GemmKernel::TensorCore);
+  CHECK(spec(f32, 4096, 4096, 4098, h200tf, {false, true}).kernel == GemmKernel::TensorCore);
+  CHECK(spec(f32, 4096, 4096, 4100, h200tf, {false, true}).kernel == GemmKernel::Wgmma);
+  // Its autotune candidates are wgmma ones, TF32 too.
+  for (const GemmSpec &c : gemmCandidates(nt, h200tf)) {
+    CHECK(c.kernel == GemmKernel::Wgmma);
+    CHECK(c.bk == 32);
+  }
+  {
+    auto w = buildKernelSpecs(*biasRelu(f32, 300, 520, 264, {false, true}), h200tf);
+    std::string wsrc = emitProgram(w);
+    runtime::CompiledProgram wp = runtime::nvrtcCompile(wsrc, compileArch(h200tf), true);
+    CHECK(wp.ptx.find("k8.f32.tf32.tf32") != std::string::npos);
+    CHECK(wp.ptx.find("wgmma.mma_async.sync.aligned.m64n") != std::string::npos);
+  }
   // The kernel: f32 tiles by cp.async, rounded to TF32 (round to nearest, ties away) as
   // they are read, mma.sync m16n8k8.
   auto specs = buildKernelSpecs(*biasRelu(f32, 300, 203, 61, {true, false}), h200tf);
