@@ -545,7 +545,7 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
   // they are read, mma.sync m16n8k8.
   auto specs = buildKernelSpecs(*biasRelu(f32, 300, 203, 61, {true, false}), h200tf);
   std::string src = emitProgram(specs);
-  CHECK(src.find("kf_gemm_tf32<") != std::string::npos);
+  CHECK(src.find("kf_gemm_tc<0, ") != std::string::npos);
   runtime::CompiledProgram p = runtime::nvrtcCompile(src, compileArch(h200tf), true);
   CHECK(p.ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
   CHECK(p.ptx.find("cvt.rna.tf32.f32") != std::string::npos);
