@@ -249,10 +249,10 @@ double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster) {
 
 double gemmKernelRate(const GemmSpec &s) {
   switch (s.kernel) {
-  case GemmKernel::Wgmma: // TF32: half the 16-bit tensor rate (H100/H200 dense peaks)
-    return wgmmaTileEfficiency(s.warpsM, s.bn, s.cluster) * (s.tf32() ? 0.5 : 1.0);
-  case GemmKernel::TensorCore: // device runs 2 and 4 of 2026-12-04 (bench/results/gemm.md)
-    return s.tf32() ? 0.138 : 0.413;
+  case GemmKernel::Wgmma: // TF32: 0.47 of the 16-bit tile rate (run 7; the dense peaks: 0.5)
+    return wgmmaTileEfficiency(s.warpsM, s.bn, s.cluster) * (s.tf32() ? 0.47 : 1.0);
+  case GemmKernel::TensorCore: // device runs 2 and 8 of 2026-12-04 (bench/results/gemm.md)
+    return s.tf32() ? 0.145 : 0.413;
   case GemmKernel::Simt:
     return 0.032;
   case GemmKernel::Gemv:

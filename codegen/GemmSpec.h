@@ -117,8 +117,9 @@ uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride, 
 double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster);
 /// The share of the device's dense 16-bit tensor rate (Device::flopsPerSecond) a GEMM kernel
 /// sustains, each measured on the H200 at 4096^3 + bias + relu, after its tiles' rounds:
-/// wgmma its tile's wgmmaTileEfficiency; mma.sync 0.413 in f16/bf16 (493 us), 0.138 on TF32
-/// (1.31 ms); exact f32 FFMA 0.032 (5.57 ms); 1 for the memory-bound decode and gemv.
+/// wgmma its tile's wgmmaTileEfficiency (x 0.47 for TF32: 384 us); mma.sync 0.413 in
+/// f16/bf16 (493 us), 0.145 on TF32 (1.24 ms); exact f32 FFMA 0.032 (5.57 ms); 1 for the
+/// memory-bound decode and gemv.
 double gemmKernelRate(const GemmSpec &s);
 
 /// The GEMM problem of matmul node `mm` and the kernel chosen for it on `target`.
