@@ -41,17 +41,7 @@ esac
 F
 chmod +x "$tmp/compute-sanitizer" "$tmp/bin/kfuse_gpu_tests"
 export COMPUTE_SANITIZER=$tmp/compute-sanitizer
-fails=0
-expect() { # name, wanted exit, pattern that must be in the output, command...
-  local name=$1 want=$2 pat=$3; shift 3
-  local got out
-  out=$("$@" 2>&1); got=$?
-  if [ "$got" -eq "$want" ] && grep -Eq -- "$pat" <<<"$out"; then
-    echo "ok   $name (exit $got)"
-  else
-    echo "FAIL $name: exit $got (want $want), output must match /$pat/:"; echo "$out"; fails=$((fails + 1))
-  fi
-}
+source "$src/tests/sanitize/expect.sh"
 expect missing-sanitizer 2 'compute-sanitizer not found' \
   env COMPUTE_SANITIZER=$tmp/nonexistent "$script" "$tmp/bin" "$tmp/o0"
 expect missing-binary 2 'no .*/nobin/kfuse_gpu_tests' "$script" "$tmp/nobin" "$tmp/o1"

@@ -31,17 +31,7 @@ echo "unexpected spec [$1]"; exit 5
 F
 chmod +x "$tmp/bin/kfuse_gpu_tests"
 export FAKE_ORDER=$tmp/order
-fails=0
-expect() { # name, wanted exit, pattern that must be in the output, command...
-  local name=$1 want=$2 pat=$3; shift 3
-  local got out
-  out=$("$@" 2>&1); got=$?
-  if [ "$got" -eq "$want" ] && grep -Eq -- "$pat" <<<"$out"; then
-    echo "ok   $name (exit $got)"
-  else
-    echo "FAIL $name: exit $got (want $want), output must match /$pat/:"; echo "$out"; fails=$((fails + 1))
-  fi
-}
+source "$src/tests/sanitize/expect.sh"
 expect missing-binary 2 'no .*/nobin/kfuse_gpu_tests' "$script" "$tmp/nobin" "$tmp/o0"
 if "$realbin/kfuse_gpu_tests" --list-test-names-only '[no-such-tag]' >/dev/null 2>&1; [ $? -eq 77 ]; then
   expect real-binary-no-device 77 'no CUDA device: skipped' "$script" "$realbin" "$tmp/o1"
