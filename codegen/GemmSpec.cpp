@@ -71,16 +71,12 @@ size_t GemmSpec::sharedBytes() const {
     return decodeSharedBytes(*this);
   if (kernel != GemmKernel::TensorCore)
     return 0;
-  if (tf32()) { // f32 rows: K-contiguous padded by 4 elements, M/N-contiguous by 8, so a
-    // fragment's 32 scalar reads (8 rows x 4 k, or 4 k x 8 rows) hit distinct banks
-    size_t a = transA ? size_t(bk) * (bm + 8) : size_t(bm) * (bk + 4);
-    size_t b = transB ? size_t(bn) * (bk + 4) : size_t(bk) * (bn + 8);
-    return stages * (a + b) * 4;
-  }
-  // Rows padded by 8 elements (16 bytes) so ldmatrix's eight row reads hit distinct banks.
-  size_t a = transA ? size_t(bk) * (bm + 8) : size_t(bm) * (bk + 8);
-  size_t b = transB ? size_t(bn) * (bk + 8) : size_t(bk) * (bn + 8);
-  return stages * (a + b) * 2;
+  // Rows padded by 8 elements (16 bytes) so ldmatrix's eight row reads hit distinct banks;
+  // TF32's K-contiguous f32 rows by 4, so a fragment's 32 scalar reads (8 rows x 4 k) do.
+  const size_t kPad = tf32() ? 4 : 8;
+  size_t a = transA ? size_t(bk) * (bm + 8) : size_t(bm) * (bk + kPad);
+  size_t b = transB ? size_t(bn) * (bk + kPad) : size_t(bk) * (bn + 8);
+  return stages * (a + b) * dtypeSize(dtype);
 }
 
 std::string GemmSpec::describe() const {
@@ -350,21 +346,17 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
                     s.M, double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()),
                     double((s.N + s.bn - 1) / s.bn) * double(s.batch()));
   } else if (std::string no = wgmmaRefusal(s);
-             half && target.sm == 90 && target.archSpecific && no.empty()) {
+             (half || target.allowTf32) && target.sm == 90 && target.archSpecific && no.empty()) {
     chooseWgmmaTile(s, target);
-  } else if (half && target.sm >= 80) {
+    if (!half)
+      s.why += "; TF32 allowed: wgmma k8 reads the f32 operands as TF32 (10-bit mantissa), f32 "
+               "accumulation";
+  } else if (bool tf32 = !half && target.allowTf32; (half || tf32) && target.sm >= 80) {
+    // mma.sync; TF32 only where the user allowed it.
     configureTensorCore(s, target, tiles128 >= double(target.smCount), 4);
-    if (target.sm == 90)
-      s.why +=
-          target.archSpecific ? "; not wgmma: " + no : "; not wgmma: portable sm_90, not sm_90a";
-  } else if (!half && target.allowTf32 && target.sm == 90 && target.archSpecific && no.empty()) {
-    chooseWgmmaTile(s, target);
-    s.why += "; TF32 allowed: wgmma k8 reads the f32 operands as TF32 (10-bit mantissa), f32 "
-             "accumulation";
-  } else if (!half && target.allowTf32 && target.sm >= 80) {
-    configureTensorCore(s, target, tiles128 >= double(target.smCount), 4);
-    s.why += "; TF32 allowed: inputs rounded to a 10-bit mantissa as they are read, "
-             "mma.sync m16n8k8, f32 accumulation";
+    if (tf32)
+      s.why += "; TF32 allowed: inputs rounded to a 10-bit mantissa as they are read, "
+               "mma.sync m16n8k8, f32 accumulation";
     if (target.sm == 90)
       s.why +=
           target.archSpecific ? "; not wgmma: " + no : "; not wgmma: portable sm_90, not sm_90a";
@@ -373,10 +365,13 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     s.bm = s.bn = 64;
     s.bk = 16;
     s.warpsM = 8;
-    s.why = half ? fmt::format("{} on sm_{} < 80: no bf16/f16 mma.sync, FFMA tiles",
-                               dtypeName(s.dtype), target.sm)
-                 : target.allowTf32 ? fmt::format("f32 on sm_{} < 80: no TF32 mma.sync, exact f32 FFMA tiles", target.sm)
-                                    : std::string("f32: exact f32 FFMA tiles (no TF32 unless asked: --tf32)");
+    if (half)
+      s.why = fmt::format("{} on sm_{} < 80: no bf16/f16 mma.sync, FFMA tiles",
+                          dtypeName(s.dtype), target.sm);
+    else if (target.allowTf32)
+      s.why = fmt::format("f32 on sm_{} < 80: no TF32 mma.sync, exact f32 FFMA tiles", target.sm);
+    else
+      s.why = "f32: exact f32 FFMA tiles (no TF32 unless asked: --tf32)";
   }
   return s;
 }

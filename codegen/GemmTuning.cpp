@@ -9,7 +9,8 @@ namespace kfuse::codegen {
 
 std::string gemmProblemKey(const GemmSpec &s, const Target &t) {
   return fmt::format("{}{} {}{} M={} N={} K={} batch=[{}] A=[{}] B=[{}] on {} x{} pairs={}",
-                     dtypeName(s.dtype), s.dtype == DType::F32 && t.allowTf32 ? " tf32" : "", s.transA ? 'T' : 'N', s.transB ? 'T' : 'N', s.M, s.N, s.K,
+                     dtypeName(s.dtype), s.dtype == DType::F32 && t.allowTf32 ? " tf32" : "",
+                     s.transA ? 'T' : 'N', s.transB ? 'T' : 'N', s.M, s.N, s.K,
                      fmt::join(s.batchShape, ","), fmt::join(s.strideA, ","),
                      fmt::join(s.strideB, ","), compileArch(t), t.smCount, t.pairs());
 }
