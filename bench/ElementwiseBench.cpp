@@ -58,7 +58,7 @@ static void seedMul() {
     g.output(v * 2.0 * 3.0);
     if (fused)
       fuseAll(g);
-    runtime::Executable exe(*D, g);
+    runtime::Executable exe(*D, runtime::compileAsGiven(*D, g));
     double ms = timeProgram(exe, {x.ptr()}, {y.ptr()});
     row(fused ? "x*2*3 1e9 f32 fused (1 kernel, 8 GB)" : "x*2*3 1e9 f32 unfused (2 kernels, 16 GB)",
         ms, fused ? 2.0 * bytes : 4.0 * bytes, fused ? copy : 2 * copy);
@@ -79,9 +79,9 @@ static void gelu() {
     g.output(gelu_tanh(vx * va + vb));
     if (variant < 2)
       fuseAll(g);
-    codegen::CodegenOptions o;
-    o.unroll = variant == 1 ? 2 : codegen::kDefaultUnroll;
-    runtime::Executable exe(*D, g, o);
+    compiler::CompileOptions o;
+    o.codegen.unroll = variant == 1 ? 2 : codegen::kDefaultUnroll;
+    runtime::Executable exe(*D, runtime::compileAsGiven(*D, g, o));
     double ms = timeProgram(exe, {x.ptr(), a.ptr(), b.ptr()}, {y.ptr()});
     const char *name = variant == 0 ? "gelu_tanh(x*a+b) bf16 fused (default: 1 step in flight)"
                        : variant == 1
@@ -99,7 +99,7 @@ static void launchCost() {
   for (int i = 0; i < kernels; ++i)
     v = i % 2 ? neg(v) : abs(v);
   g.output(v);
-  runtime::Executable exe(*D, g);
+  runtime::Executable exe(*D, runtime::compileAsGiven(*D, g));
   DeviceBuffer x = filled(1024), y(1024);
   double stream = timeProgram(exe, {x.ptr()}, {y.ptr()});
   exe.captureGraph({x.ptr()}, {y.ptr()});

@@ -282,7 +282,7 @@ int main(int argc, char **argv) {
                   bias = randomBf16(s.N, 3);
       CUdeviceptr C = alloc(s.M * s.N * 2), T = alloc(s.M * s.N * 2);
       auto g = mbr(s.M, s.N, s.K, s.transB);
-      runtime::Executable exe(*D, *g);
+      runtime::Executable exe(*D, runtime::compileAsGiven(*D, *g));
       exe.launch({A, B, bias}, {C}, nullptr);
       D->check(D->cuCtxSynchronize(), "first run");
       Timed ours = timed([&] { exe.launchKernel(0, nullptr); }, reps);
@@ -297,16 +297,18 @@ int main(int argc, char **argv) {
             continue;
           codegen::GemmTuning tuning;
           tuning.byProblem[codegen::gemmProblemKey(chosen, target)] = {c.describe(), "--config"};
-          runtime::Executable other(*D, *g, {}, &tuning);
+          compiler::CompileOptions tuned;
+          tuned.tuning = &tuning;
+          runtime::Executable other(*D, runtime::compileAsGiven(*D, *g, tuned));
           other.launch({A, B, bias}, {C}, nullptr);
           Timed t = timed([&] { other.launchKernel(0, nullptr); }, reps);
           rowOut(s.name, "kfuse " + other.specs()[0].gemm->describe(), t, flops, wbytes);
           compareOutputs("this kfuse configuration", download(C, s.M * s.N), mine);
         }
       if (s.M > 16) { // the portable mma.sync kernel on the same problem, for comparison
-        codegen::CodegenOptions portable;
-        portable.archSpecific = false;
-        runtime::Executable tc(*D, *g, portable);
+        compiler::CompileOptions portable;
+        portable.target.archSpecific = false;
+        runtime::Executable tc(*D, runtime::compileAsGiven(*D, *g, portable));
         tc.launch({A, B, bias}, {C}, nullptr);
         Timed tcMs = timed([&] { tc.launchKernel(0, nullptr); }, reps);
         rowOut(s.name, "kfuse portable sm_90: " + tc.specs()[0].gemm->describe(), tcMs, flops,
@@ -320,7 +322,7 @@ int main(int argc, char **argv) {
       Value hv = ew.input("h", bf16, {s.M, s.N});
       Value bv = ew.input("b", bf16, {s.N});
       ew.output(relu(hv + bv));
-      runtime::Executable sep(*D, ew);
+      runtime::Executable sep(*D, runtime::compileAsGiven(*D, ew));
       Timed split = timed(
           [&] {
             gemmEx(h, A, B, T, s.M, s.N, s.K, s.transB);
@@ -360,13 +362,13 @@ int main(int argc, char **argv) {
       CUdeviceptr A = randomF32(M * K, 1), B = randomF32(N * K, 2), bias = randomF32(N, 3);
       CUdeviceptr C = alloc(M * N * 4), T = alloc(M * N * 4), R = alloc(M * N * 4);
       auto g = mbr(M, N, K, transB, f32);
-      runtime::Executable exact(*D, *g);
+      runtime::Executable exact(*D, runtime::compileAsGiven(*D, *g));
       exact.launch({A, B, bias}, {R}, nullptr);
       Timed te = timed([&] { exact.launchKernel(0, nullptr); }, reps);
       rowOut(name, "kfuse " + exact.specs()[0].gemm->describe(), te, flops, wbytes);
-      codegen::CodegenOptions tf;
+      compiler::CompileOptions tf;
       tf.allowTf32 = true;
-      runtime::Executable tf32(*D, *g, tf);
+      runtime::Executable tf32(*D, runtime::compileAsGiven(*D, *g, tf));
       tf32.launch({A, B, bias}, {C}, nullptr);
       Timed tt = timed([&] { tf32.launchKernel(0, nullptr); }, reps);
       rowOut(name, "kfuse --tf32 " + tf32.specs()[0].gemm->describe(), tt, flops, wbytes);
@@ -375,7 +377,7 @@ int main(int argc, char **argv) {
       Value hv = ew.input("h", f32, {M, N});
       Value bv = ew.input("b", f32, {N});
       ew.output(relu(hv + bv));
-      runtime::Executable sep(*D, ew);
+      runtime::Executable sep(*D, runtime::compileAsGiven(*D, ew));
       for (bool fast : {false, true}) {
         auto gemm = [&] {
           float alpha = 1.f, beta = 0.f;

@@ -23,12 +23,6 @@ inline constexpr unsigned kDefaultUnroll = 1;
 struct CodegenOptions {
   unsigned block = kDefaultBlock; ///< the __launch_bounds__ each kernel declares
   unsigned unroll = kDefaultUnroll;
-  /// Whether the runtime may choose kernels for the device's own architecture (sm_90a's
-  /// wgmma on an H100/H200); false keeps to portable ones (mma.sync), e.g. to compare them.
-  bool archSpecific = true;
-  /// Whether f32 matmuls may run on tensor cores with their inputs rounded to TF32 (10-bit
-  /// mantissa, f32 accumulation; Target::allowTf32). Off by default: f32 stays exact.
-  bool allowTf32 = false;
 };
 
 /// The whole program: a small prelude of helpers, then each kernel.

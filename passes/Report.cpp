@@ -9,16 +9,22 @@
 namespace kfuse {
 
 TrafficReport buildReport(const Graph &g, const Device &d) {
+  std::unique_ptr<Graph> fused = g.clone();
+  PassManager pm;
+  pm.addPipeline(defaultPipeline());
+  pm.run(*fused);
+  return buildReport(g, std::move(fused), pm.fusionLog(), d);
+}
+
+TrafficReport buildReport(const Graph &g, std::unique_ptr<Graph> fused, FusionLog decisions,
+                          const Device &d) {
   TrafficReport r;
   r.graphName = g.name();
   r.device = d;
   r.unfused = unfusedTraffic(g, d);
-  r.fusedGraph = g.clone();
-  PassManager pm;
-  pm.addPipeline(defaultPipeline());
-  pm.run(*r.fusedGraph);
+  r.fusedGraph = std::move(fused);
   verify(*r.fusedGraph);
-  r.decisions = pm.fusionLog();
+  r.decisions = std::move(decisions);
   r.fused = fusedTraffic(*r.fusedGraph, d);
   return r;
 }

@@ -27,6 +27,10 @@ struct TrafficReport {
 
 /// Runs the -O2 pipeline on a copy of `g` (which is left as it is) and models both plans.
 TrafficReport buildReport(const Graph &g, const Device &d);
+/// Models `g` unfused against `fused`, a plan made from it (with the fusion decisions that
+/// made it): how the compiler driver's module is reported without planning again.
+TrafficReport buildReport(const Graph &g, std::unique_ptr<Graph> fused, FusionLog decisions,
+                          const Device &d);
 /// The human-readable table: per fused kernel, then totals, launches and the saving.
 std::string formatReport(const TrafficReport &r);
 /// The same as one JSON object; `moreMembers` (", \"name\": value, ...") goes in after its

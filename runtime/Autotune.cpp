@@ -3,7 +3,7 @@
 #include "ir/Error.h"
 #include "runtime/DeviceTensor.h"
 #include "runtime/Executable.h"
-#include "runtime/KernelCache.h"
+#include "compiler/KernelCache.h"
 #include "runtime/Timing.h"
 
 #include <cstring>
@@ -20,7 +20,7 @@ using namespace codegen;
 static const char *kMagic = "kfuse-autotune-v1";
 
 std::string autotuneCachePath(const std::string &key, const std::string &deviceName) {
-  return fmt::format("{}/autotune-{}.txt", cacheDirectory(), hashHex(key + "\n" + deviceName));
+  return fmt::format("{}/autotune-{}.txt", compiler::cacheDirectory(), compiler::hashHex(key + "\n" + deviceName));
 }
 
 /// A cached choice: magic, key, device, config, why; anything else is no entry.
@@ -105,7 +105,10 @@ static GemmTuning::Choice measure(Driver &d, const KernelSpec &k, const Target &
     bufs.emplace_back(static_cast<size_t>(x.tensor.type.bytes()));
     outPtr.push_back(bufs.back().ptr());
   }
-  Executable exe(d, std::move(specs), in, out);
+  compiler::CompileOptions co;
+  co.target = t;
+  co.allowTf32 = t.allowTf32;
+  Executable exe(d, compiler::compileKernels(std::move(specs), in, out, co));
   exe.bind(inPtr, outPtr);
   CUstream stream = nullptr;
   d.check(d.cuStreamCreate(&stream, 0), "cuStreamCreate");
@@ -135,11 +138,10 @@ static GemmTuning::Choice measure(Driver &d, const KernelSpec &k, const Target &
   return c;
 }
 
-GemmTuning autotuneGemms(Driver &d, const Graph &plan, std::vector<AutotuneResult> *results,
-                         const AutotuneOptions &o) {
-  Target t = deviceTarget(d, true, o.allowTf32);
+GemmTuning autotuneGemms(Driver &d, const std::vector<KernelSpec> &kernels, const Target &t,
+                         std::vector<AutotuneResult> *results, const AutotuneOptions &o) {
   GemmTuning tuning;
-  for (const KernelSpec &k : buildKernelSpecs(plan, t)) {
+  for (const KernelSpec &k : kernels) {
     if (!k.gemm || k.numel() == 0)
       continue;
     std::string key = gemmProblemKey(*k.gemm, t);

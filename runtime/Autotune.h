@@ -6,10 +6,11 @@
 /// cache (KFUSE_CACHE_DIR, atomically), so the next run of the same problem on the same
 /// device and kfuse takes it without measuring.
 ///
-///   auto tuning = runtime::autotuneGemms(driver, plan, &log);
-///   runtime::Executable exe(driver, plan, {}, &tuning);
+/// The compiler driver calls it between planning and codegen (CompileOptions::tuner):
+///
+///   o.tuner = [&](const auto &kernels) { return runtime::autotuneGemms(d, kernels, t, &log); };
 #include "codegen/GemmTuning.h"
-#include "ir/Graph.h"
+#include "codegen/KernelSpec.h"
 #include "runtime/Driver.h"
 
 #include <string>
@@ -32,11 +33,12 @@ struct AutotuneResult {
 struct AutotuneOptions {
   int reps = 20;         ///< timed launches per candidate (after 3 warm-up launches)
   bool useCache = true;  ///< false: measure again and overwrite the cached choice
-  bool allowTf32 = false; ///< the plan's f32 matmuls may use TF32 (CodegenOptions::allowTf32)
 };
 
-/// The tuned choices for every GEMM kernel of `plan` (fused as it will run) on `d`.
-codegen::GemmTuning autotuneGemms(Driver &d, const Graph &plan,
+/// The tuned choices for every GEMM kernel of `kernels` (a plan's, as the driver built them
+/// for `t`, the device's target with the user's policy) on `d`.
+codegen::GemmTuning autotuneGemms(Driver &d, const std::vector<codegen::KernelSpec> &kernels,
+                                  const codegen::Target &t,
                                   std::vector<AutotuneResult> *results = nullptr,
                                   const AutotuneOptions &o = {});
 

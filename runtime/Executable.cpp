@@ -1,8 +1,6 @@
 #include "runtime/Executable.h"
 
-#include "codegen/CudaCodegen.h"
 #include "ir/Error.h"
-#include "runtime/KernelCache.h"
 #include "runtime/Schedule.h"
 #include "runtime/TensorMap.h"
 
@@ -13,66 +11,48 @@ namespace kfuse::runtime {
 
 using namespace codegen;
 
-Target deviceTarget(const Driver &d, bool archSpecific, bool allowTf32) {
+Target deviceTarget(const Driver &d, bool archSpecific) {
   Target target;
   target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
   target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
   target.archSpecific = archSpecific;
-  target.allowTf32 = allowTf32;
   target.clusterPairs = static_cast<unsigned>(std::max(0, d.clusterPairs));
   return target;
 }
 
-Executable::Executable(Driver &d, const Graph &g, const CodegenOptions &options,
-                       const GemmTuning *tuning)
-    : d_(d) {
-  specs_ = buildKernelSpecs(g, deviceTarget(d, options.archSpecific, options.allowTf32), tuning);
-  for (const Node *n : g.inputs())
-    inputIds_.push_back(n->id());
-  for (const Node *n : g.outputs()) {
-    int src = -1;
-    for (size_t i = 0; i < inputIds_.size() && src == -1; ++i)
-      if (inputIds_[i] == n->id())
-        src = static_cast<int>(i);
-    for (size_t j = 0; j < outputIds_.size() && src == -1; ++j)
-      if (outputIds_[j] == n->id())
-        src = -2 - static_cast<int>(j);
-    copySource_.push_back(src);
-    outputIds_.push_back(n->id());
-    outputBytes_.push_back(static_cast<size_t>(n->type().bytes()));
+compiler::CompileOptions deviceOptions(const Driver &d, compiler::CompileOptions o) {
+  o.target = deviceTarget(d, o.target.archSpecific);
+  return o;
+}
+
+compiler::CompiledModule compileAsGiven(const Driver &d, const Graph &plan,
+                                        compiler::CompileOptions o) {
+  o.planning = compiler::Planning::AsGiven;
+  return compiler::compile(plan, deviceOptions(d, std::move(o)));
+}
+
+Executable::Executable(Driver &d, const compiler::CompiledModule &m)
+    : d_(d), inputIds_(m.inputIds), outputIds_(m.outputIds), copySource_(m.outputCopyOf),
+      outputBytes_(m.outputBytes) {
+  for (const compiler::CompiledKernel &k : m.kernels) {
+    if (k.cubin.empty())
+      fail("kernel '{}' has no cubin: the module was compiled only until its source", k.spec.name);
+    specs_.push_back(k.spec);
+    configs_.push_back(k.launch);
   }
-  load(options);
-}
-
-Executable::Executable(Driver &d, std::vector<KernelSpec> specs, std::vector<unsigned> inputIds,
-                       std::vector<unsigned> outputIds, const CodegenOptions &options)
-    : d_(d), specs_(std::move(specs)), inputIds_(std::move(inputIds)),
-      outputIds_(std::move(outputIds)) {
-  copySource_.assign(outputIds_.size(), -1);
-  outputBytes_.assign(outputIds_.size(), 0);
-  load(options);
-}
-
-void Executable::load(const CodegenOptions &options) {
-  Driver &d = d_;
-  CodegenOptions o = options;
-  o.block = kDefaultBlock; // the launch below uses it
-  source_ = emitProgram(specs_, o);
   std::vector<unsigned> external = inputIds_;
   external.insert(external.end(), outputIds_.begin(), outputIds_.end());
   plan_ = planMemory(specs_, external);
-  uint64_t maxBlocks = static_cast<uint64_t>(std::max(1, d.smCount)) * (2048 / kDefaultBlock);
-  for (const KernelSpec &k : specs_)
-    configs_.push_back(k.launchConfig(kDefaultBlock, maxBlocks));
-  std::string cubin = cachedCubin(source_, compileArch(deviceTarget(d, options.archSpecific, options.allowTf32)));
-  d.check(d.cuModuleLoadData(&module_, cubin.data()),
-          "loading the compiled kernels (cuModuleLoadData)");
   try { // a constructor that throws runs no destructor: give back what is held so far
-    for (const KernelSpec &k : specs_) {
+    for (const compiler::CompiledKernel &k : m.kernels) {
+      CUmodule mod = nullptr;
+      d.check(d.cuModuleLoadData(&mod, k.cubin.data()),
+              "loading the compiled kernels (cuModuleLoadData)");
+      modules_.push_back(mod);
       CUfunction f;
-      d.check(d.cuModuleGetFunction(&f, module_, k.mangled.c_str()), "cuModuleGetFunction");
+      d.check(d.cuModuleGetFunction(&f, mod, k.spec.mangled.c_str()), "cuModuleGetFunction");
       // Dynamic shared memory above the default 48 KB must be opted into per function.
-      if (unsigned smem = configs_[k.index].sharedBytes; smem > 48 * 1024)
+      if (unsigned smem = k.launch.sharedBytes; smem > 48 * 1024)
         d.check(d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(smem)),
                 "raising a GEMM kernel's shared memory limit (cuFuncSetAttribute)");
@@ -81,8 +61,9 @@ void Executable::load(const CodegenOptions &options) {
     if (plan_.peakBytes)
       d.check(d.cuMemAlloc_v2(&arena_, plan_.peakBytes), "allocating the intermediate arena");
   } catch (...) {
-    d.cuModuleUnload(module_);
-    module_ = nullptr;
+    for (CUmodule mod : modules_)
+      d.cuModuleUnload(mod);
+    modules_.clear();
     throw;
   }
   args_.resize(specs_.size());
@@ -97,8 +78,8 @@ Executable::~Executable() {
     d_.cuGraphDestroy(graph_);
   if (arena_)
     d_.cuMemFree_v2(arena_);
-  if (module_)
-    d_.cuModuleUnload(module_);
+  for (CUmodule mod : modules_)
+    d_.cuModuleUnload(mod);
 }
 
 void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {

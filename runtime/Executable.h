@@ -1,11 +1,12 @@
 #pragma once
-/// Executable: a graph compiled for the current device. It holds the module, the kernel
-/// functions, the memory plan and its arena. Buffers are the caller's: inputs in graph
-/// input order, outputs in graph output order (device pointers). It launches the kernels
-/// on a stream, or records them once as a CUDA graph (explicit kernel nodes with
-/// dependency edges) that is replayed and can be rebound to other buffers.
-#include "codegen/CudaCodegen.h"
+/// Executable: a compiled module (compiler/Compile.h) loaded on the current device. It only
+/// loads, binds and launches: one driver module per kernel, the memory plan and its arena.
+/// Buffers are the caller's: inputs in graph input order, outputs in graph output order
+/// (device pointers). It launches the kernels on a stream, or records them once as a CUDA
+/// graph (explicit kernel nodes with dependency edges) that is replayed and can be rebound
+/// to other buffers.
 #include "codegen/KernelSpec.h"
+#include "compiler/Compile.h"
 #include "runtime/Driver.h"
 #include "runtime/MemoryPlan.h"
 
@@ -16,27 +17,25 @@
 
 namespace kfuse::runtime {
 
-/// The codegen target of the device `d` (arch-specific features when `archSpecific`; f32
-/// matmuls on TF32 tensor cores when `allowTf32`).
-codegen::Target deviceTarget(const Driver &d, bool archSpecific = true, bool allowTf32 = false);
+/// The codegen target of the device `d` (arch-specific features when `archSpecific`).
+codegen::Target deviceTarget(const Driver &d, bool archSpecific = true);
+/// Compile options for the device `d`: its target, everything else as `o` has it.
+compiler::CompileOptions deviceOptions(const Driver &d, compiler::CompileOptions o = {});
+/// `plan` with its kernel regions as they are (a plan made earlier or by hand), compiled for
+/// `d` with `o`'s other choices: what a test or benchmark that planned itself loads.
+compiler::CompiledModule compileAsGiven(const Driver &d, const Graph &plan,
+                                        compiler::CompileOptions o = {});
 
 class Executable {
 public:
-  /// `options` choose codegen variants (block size stays codegen::kDefaultBlock); GEMM
-  /// kernels take `tuning`'s measured configurations where it has their problem.
-  Executable(Driver &d, const Graph &g, const codegen::CodegenOptions &options = {},
-             const codegen::GemmTuning *tuning = nullptr);
-  /// Kernels given as specs (KernelSpec::index = position), every tensor they read or write
-  /// an external buffer, bound in the order of `inputIds` and `outputIds`: the autotuner's
-  /// candidates, each launched alone.
-  Executable(Driver &d, std::vector<codegen::KernelSpec> specs, std::vector<unsigned> inputIds,
-             std::vector<unsigned> outputIds, const codegen::CodegenOptions &options = {});
+  /// Loads every kernel of `m` (compiled for this device's architecture) and allocates the
+  /// arena of its intermediates.
+  Executable(Driver &d, const compiler::CompiledModule &m);
   ~Executable();
   Executable(const Executable &) = delete;
   Executable &operator=(const Executable &) = delete;
 
   const std::vector<codegen::KernelSpec> &specs() const { return specs_; }
-  const std::string &source() const { return source_; }
   const MemoryPlan &memoryPlan() const { return plan_; }
   codegen::LaunchConfig launchConfig(unsigned kernel) const { return configs_[kernel]; }
 
@@ -58,18 +57,14 @@ public:
   void replay(CUstream stream);
 
 private:
-  /// Generates, compiles and loads specs_ (inputIds_/outputIds_ set): the memory plan, the
-  /// launch configurations, the module and its functions, the arena.
-  void load(const codegen::CodegenOptions &options);
   CUDA_KERNEL_NODE_PARAMS nodeParams(unsigned k);
 
   Driver &d_;
   std::vector<codegen::KernelSpec> specs_;
-  std::string source_;
   MemoryPlan plan_;
   std::vector<unsigned> inputIds_, outputIds_;
   std::vector<codegen::LaunchConfig> configs_;
-  CUmodule module_ = nullptr;
+  std::vector<CUmodule> modules_; ///< one per kernel (each its own NVRTC program)
   std::vector<CUfunction> functions_;
   CUdeviceptr arena_ = 0;
   std::vector<std::vector<CUdeviceptr>> args_;

@@ -3,7 +3,6 @@
 #include "ir/Compare.h"
 #include "ir/Error.h"
 #include "ir/Interpreter.h"
-#include "passes/PassManager.h"
 #include "runtime/DeviceTensor.h"
 
 #include <chrono>
@@ -11,32 +10,28 @@
 
 namespace kfuse::runtime {
 
-static CacheStats minus(const CacheStats &a, const CacheStats &b) {
+static compiler::CacheStats minus(const compiler::CacheStats &a, const compiler::CacheStats &b) {
   return {a.memoryHits - b.memoryHits, a.diskHits - b.diskHits, a.compiles - b.compiles,
           a.corrupt - b.corrupt};
 }
 
 Program::Program(const Graph &g, const ProgramOptions &o) {
   Driver &d = Driver::require();
-  plan_ = g.clone();
-  if (o.fuse) {
-    PassManager pm;
-    pm.addPipeline(defaultPipeline());
-    pm.run(*plan_);
-  } else {
-    plan_->clearKernels();
+  compiler::CompileOptions co = deviceOptions(d, o.compile);
+  co.planning = o.fuse ? compiler::Planning::Fused : compiler::Planning::Unfused;
+  if (o.autotune) {
+    codegen::Target t = compiler::effectiveTarget(co);
+    co.tuner = [&](const std::vector<codegen::KernelSpec> &kernels) {
+      return autotuneGemms(d, kernels, t, &autotuned_);
+    };
   }
-  CacheStats before = cacheStats();
+  compiler::CacheStats before = compiler::cacheStatsSnapshot();
   auto t0 = std::chrono::steady_clock::now();
-  codegen::GemmTuning tuning;
-  if (o.autotune)
-    tuning = autotuneGemms(d, *plan_, &autotuned_, {.allowTf32 = o.allowTf32});
-  codegen::CodegenOptions codegenOptions;
-  codegenOptions.allowTf32 = o.allowTf32;
-  exe_ = std::make_unique<Executable>(d, *plan_, codegenOptions, &tuning);
+  module_ = compiler::compile(g, co);
+  exe_ = std::make_unique<Executable>(d, module_);
   compileLoadMs_ =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  cacheUse_ = minus(cacheStats(), before);
+  cacheUse_ = minus(compiler::cacheStatsSnapshot(), before);
   for (const codegen::KernelSpec &k : exe_->specs())
     for (const codegen::SpecOutput &out : k.outputs)
       stored_.push_back(out.tensor.nodeId);
@@ -71,7 +66,7 @@ struct Buffers {
 
 std::vector<Tensor> Program::run(const std::vector<Tensor> &inputs, bool useGraph) {
   Driver &d = Driver::require();
-  Buffers b(*plan_, inputs);
+  Buffers b(plan(), inputs);
   if (useGraph && exe_->canCaptureGraph()) {
     exe_->captureGraph(b.inPtr, b.outPtr);
     exe_->replay(nullptr);
@@ -80,13 +75,13 @@ std::vector<Tensor> Program::run(const std::vector<Tensor> &inputs, bool useGrap
   }
   d.check(d.cuCtxSynchronize(), "running the kernels");
   std::vector<Tensor> outputs;
-  for (size_t j = 0; j < plan_->outputs().size(); ++j)
-    outputs.push_back(download(plan_->outputs()[j]->type(), b.outPtr[j]));
+  for (size_t j = 0; j < plan().outputs().size(); ++j)
+    outputs.push_back(download(plan().outputs()[j]->type(), b.outPtr[j]));
   return outputs;
 }
 
 std::vector<Tensor> Program::reference(const std::vector<Tensor> &inputs) const {
-  return interpret(*plan_, inputs, stored_);
+  return interpret(plan(), inputs, stored_);
 }
 
 std::string Program::check(const std::vector<Tensor> &inputs,
@@ -94,7 +89,7 @@ std::string Program::check(const std::vector<Tensor> &inputs,
   std::vector<Tensor> ref = reference(inputs);
   // A matmul's f32 accumulation error grows like sqrt(K) (random signs); scale the bound.
   double scale = 1;
-  for (const Node *n : plan_->nodes())
+  for (const Node *n : plan().nodes())
     if (n->kind() == OpKind::MatMul) {
       const Shape &a = n->operand(0).node->shape();
       double k = double(n->matmulAttrs().transA ? a[a.size() - 2] : a[a.size() - 1]);
@@ -115,7 +110,7 @@ std::string Program::check(const std::vector<Tensor> &inputs,
     DType t = coarserDType(ref[j].dtype(), loosest);
     std::string m = compareValues(outputs[j].data, ref[j].data, Tolerance::of(t, scale));
     if (!m.empty()) {
-      const Node *n = plan_->outputs()[j];
+      const Node *n = plan().outputs()[j];
       return fmt::format("output {} ('{}', {}): {}", j, n->name(), n->type().str(), m);
     }
   }
@@ -124,7 +119,7 @@ std::string Program::check(const std::vector<Tensor> &inputs,
 
 ProgramTiming Program::bench(const std::vector<Tensor> &inputs, const Device &predictOn,
                              const TimingOptions &o) {
-  Buffers b(*plan_, inputs);
+  Buffers b(plan(), inputs);
   return benchmark(*exe_, b.inPtr, b.outPtr, predictOn, o);
 }
 

@@ -13,7 +13,8 @@
 #include "runtime/Autotune.h"
 #include "runtime/Benchmark.h"
 #include "runtime/Executable.h"
-#include "runtime/KernelCache.h"
+#include "compiler/Compile.h"
+#include "compiler/KernelCache.h"
 
 #include <memory>
 #include <string>
@@ -24,9 +25,10 @@ namespace kfuse::runtime {
 struct ProgramOptions {
   bool fuse = true;      ///< false: every op its own kernel (the unfused plan)
   bool autotune = false; ///< measure the GEMM kernels' configurations first (Autotune.h)
-  /// f32 matmuls on tensor cores with inputs rounded to TF32 (CodegenOptions::allowTf32);
-  /// check() then holds them to f16's tolerance (TF32 keeps f16's 10-bit mantissa).
-  bool allowTf32 = false;
+  /// Everything else the compiler driver takes: policy (allowTf32: check() then holds TF32
+  /// matmuls to f16's tolerance), dumps, compile threads. Its planning follows `fuse` and
+  /// its target is the device's.
+  compiler::CompileOptions compile;
 };
 
 class Program {
@@ -37,13 +39,15 @@ public:
   ~Program();
 
   /// The graph as planned (kernel regions as the kernels run).
-  const Graph &plan() const { return *plan_; }
+  const Graph &plan() const { return *module_.plan; }
+  /// Everything compile() produced: kernels, sources, cubins, estimates, timings.
+  const compiler::CompiledModule &module() const { return module_; }
   Executable &executable() { return *exe_; }
   size_t numKernels() const { return exe_->specs().size(); }
   /// Milliseconds spent generating, compiling (or finding in the cache) and loading.
   double compileLoadMs() const { return compileLoadMs_; }
   /// Where the cubin came from: the in-memory cache, the disk cache or NVRTC.
-  const CacheStats &cacheUse() const { return cacheUse_; }
+  const compiler::CacheStats &cacheUse() const { return cacheUse_; }
   /// What the autotuner measured or found in its cache (empty without `autotune`).
   const std::vector<AutotuneResult> &autotuned() const { return autotuned_; }
   /// Ids (in plan()) of every value a kernel stores, graph outputs and intermediates.
@@ -65,10 +69,10 @@ public:
                       const TimingOptions &o = {});
 
 private:
-  std::unique_ptr<Graph> plan_;
+  compiler::CompiledModule module_;
   std::unique_ptr<Executable> exe_;
   double compileLoadMs_ = 0;
-  CacheStats cacheUse_;
+  compiler::CacheStats cacheUse_;
   std::vector<unsigned> stored_;
   std::vector<AutotuneResult> autotuned_;
 };

@@ -1,7 +1,7 @@
 #include "runtime/Timing.h"
 
 #include "runtime/DeviceTensor.h"
-#include "runtime/Nvrtc.h"
+#include "compiler/Nvrtc.h"
 
 #include <algorithm>
 #include <vector>
@@ -36,7 +36,7 @@ const char *kBusySource = R"(extern "C" __global__ void kf_busy(unsigned long lo
 /// Enqueues the busy kernel on `stream` for `us` microseconds (compiled and loaded once).
 void keepBusy(Driver &d, CUstream stream, double us) {
   static CUfunction fn = [&d] {
-    CompiledProgram p = nvrtcCompile(kBusySource, d.arch(), false);
+    compiler::CompiledProgram p = compiler::nvrtcCompile(kBusySource, d.arch(), false);
     CUmodule m;
     d.check(d.cuModuleLoadData(&m, p.cubin.data()), "loading the timing's busy kernel");
     CUfunction f;

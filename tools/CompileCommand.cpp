@@ -1,14 +1,15 @@
-// `kfuse compile G.kf [--arch sm_90a] [--tf32] [--no-fusion] [--dump-kernels DIR] [--emit cuda,ptx,cubin]`:
-// runs the -O2 pipeline (or none), generates the CUDA C of every kernel, compiles the whole
-// program with NVRTC for one architecture and, with --dump-kernels, writes what is needed to
-// rebuild and launch each kernel by hand. Needs no GPU.
-#include "codegen/CudaCodegen.h"
-#include "codegen/KernelSpec.h"
+// `kfuse compile G.kf [--arch sm_90a] [--tf32] [--no-fusion] [--jobs N] [--dump DIR]
+// [--dump-kernels DIR] [--emit cuda,ptx,cubin]`: compiler::compile() on each graph (the -O2
+// pipeline or none, the CUDA C of every kernel, each kernel its own NVRTC program on a
+// thread pool, through the kernel cache), then the kernels with their launches, registers
+// and compile times; --dump-kernels writes what is needed to rebuild and launch each kernel
+// by hand. Needs no GPU.
+#include "compiler/Compile.h"
+#include "compiler/Nvrtc.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
-#include "passes/PassManager.h"
-#include "runtime/Nvrtc.h"
 #include "tools/CliArgs.h"
+#include "tools/CompileFlags.h"
 #include "tools/Command.h"
 
 #include <filesystem>
@@ -26,25 +27,67 @@ void writeFile(const std::filesystem::path &p, const std::string &bytes) {
     fail("cannot write '{}'", p.string());
 }
 
+/// What one line of launch.txt and of the summary say about kernel `k`.
+void printKernel(const compiler::CompiledKernel &k, std::string &launches) {
+  const codegen::KernelSpec &s = k.spec;
+  const codegen::LaunchConfig &lc = k.launch;
+  std::string regs = k.ptxas.registers < 0
+                         ? std::string()
+                         : fmt::format(", {} registers, {} B spilled", k.ptxas.registers,
+                                       k.ptxas.spillStores + k.ptxas.spillLoads);
+  std::string took =
+      fmt::format("compiled in {:.0f} ms{}", k.compileMs, k.cached ? " (cached)" : "");
+  if (!s.gemm) {
+    launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
+    fmt::print("  {:<24} {:>12} elements  grid {} x block {}; {}{}\n", s.mangled, s.numel(),
+               lc.grid, lc.block, took, regs);
+    return;
+  }
+  const codegen::GemmSpec &gs = *s.gemm;
+  launches += fmt::format("{} {} {} {} {} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel(),
+                          lc.gridY, lc.gridZ, lc.sharedBytes, codegen::gemmKernelName(gs.kernel));
+  fmt::print("  {:<24} {:>12} elements  grid {}x{}x{} x block {}, {} B shared: {}\n", s.mangled,
+             s.numel(), lc.grid, lc.gridY, lc.gridZ, lc.block, lc.sharedBytes, gs.describe());
+  fmt::print("  {:<24} chosen because {}\n", "", gs.why);
+  fmt::print("  {:<24} {}{}\n", "", took, regs);
+}
+
+/// --dump-kernels: what is needed to rebuild and launch each kernel by hand.
+void dumpKernels(const compiler::CompiledModule &m, const std::filesystem::path &dir,
+                 const std::set<std::string> &emit, const std::string &launches) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    fail("cannot create '{}': {}", dir.string(), ec.message());
+  std::string program, ptx, options;
+  for (const compiler::CompiledKernel &k : m.kernels) {
+    if (emit.count("cuda")) // each kernel standalone, with the helpers it uses
+      writeFile(dir / (k.spec.mangled + ".cu"), k.source);
+    if (emit.count("ptx"))
+      writeFile(dir / (k.spec.mangled + ".ptx"), k.ptx);
+    if (emit.count("cubin"))
+      writeFile(dir / (k.spec.mangled + ".cubin"), k.cubin);
+  }
+  for (const std::string &o : m.nvrtcOptions)
+    options += o + "\n";
+  writeFile(dir / "nvrtc-options.txt", options);
+  writeFile(dir / "launch.txt", launches);
+  fmt::print("  wrote {}\n", dir.string());
+}
+
 int compileMain(const std::vector<std::string> &args) {
   CliArgs cli("compile", "FILE.kf",
-              "Generates CUDA C for every kernel of each graph and compiles it with NVRTC.");
-  cli.option("--arch", "ARCH",
-             "target architecture (default sm_90a: the H100/H200's own wgmma; sm_90 portable)");
-  cli.flag("--no-fusion", "every op its own kernel (no passes)");
-  cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32)");
+              "Generates CUDA C for every kernel of each graph and compiles each kernel with "
+              "NVRTC (on several threads).");
+  unsigned flags = kArchFlag | kTf32Flag | kNoFusionFlag | kDumpFlag | kJobsFlag | kDeviceFlag;
+  declareCompileFlags(cli, flags);
   cli.option("--dump-kernels", "DIR", "write each kernel's .cu, the NVRTC options and launches");
   cli.option("--emit", "LIST", "with --dump-kernels: any of cuda,ptx,cubin (default cuda)");
   if (auto rc = cli.parse(args))
     return *rc;
-  std::string arch = cli.value("--arch", "sm_90a");
-  codegen::Target target;
-  try {
-    target = codegen::parseArch(arch);
-  } catch (const Error &e) {
-    return cli.badArgs(e.what());
-  }
-  target.allowTf32 = cli.has("--tf32");
+  compiler::CompileOptions o;
+  if (auto rc = readCompileFlags(cli, flags, o))
+    return *rc;
   std::set<std::string> emit;
   for (std::string rest = cli.value("--emit", "cuda"); !rest.empty();) {
     size_t comma = rest.find(',');
@@ -55,59 +98,27 @@ int compileMain(const std::vector<std::string> &args) {
     rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
   }
   std::string dumpDir = cli.value("--dump-kernels");
+  o.wantPtx = !dumpDir.empty() && emit.count("ptx");
   auto graphs = parseFile(cli.positionals()[0]);
   for (auto &g : graphs) {
-    if (!cli.has("--no-fusion")) {
-      PassManager pm;
-      pm.addPipeline(defaultPipeline());
-      pm.run(*g);
+    compiler::CompiledModule m = compiler::compile(*g, o);
+    size_t bytes = 0, cubin = 0;
+    for (const compiler::CompiledKernel &k : m.kernels) {
+      bytes += k.source.size();
+      cubin += k.cubin.size();
     }
-    std::vector<codegen::KernelSpec> specs = codegen::buildKernelSpecs(*g, target);
-    std::string source = codegen::emitProgram(specs);
-    runtime::CompiledProgram prog = runtime::nvrtcCompile(source, arch, emit.count("ptx") > 0);
-    fmt::print("graph {}: {} kernel{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {})\n",
-               g->name(), specs.size(), specs.size() == 1 ? "" : "s", source.size(),
-               prog.cubin.size(), arch, runtime::nvrtcVersionString());
-    std::string options;
-    for (const std::string &o : runtime::nvrtcOptions(arch))
-      options += o + "\n";
+    fmt::print("graph {}: {} kernel{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {}); "
+               "{:.0f} ms ({:.0f} ms NVRTC on {} thread{})\n",
+               g->name(), m.kernels.size(), m.kernels.size() == 1 ? "" : "s", bytes, cubin, m.arch,
+               compiler::nvrtcVersionString(), m.totalMs, m.nvrtcWallMs, m.jobs,
+               m.jobs == 1 ? "" : "s");
     std::string launches = "# kernel grid block numel [gridY gridZ sharedBytes kernel]\n";
-    for (const auto &s : specs) {
-      codegen::LaunchConfig lc = s.launchConfig(codegen::kDefaultBlock, 132 * 8);
-      if (!s.gemm) {
-        launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
-        fmt::print("  {:<24} {:>12} elements  grid {} x block {}\n", s.mangled, s.numel(), lc.grid,
-                   lc.block);
-        continue;
-      }
-      const codegen::GemmSpec &gs = *s.gemm;
-      launches +=
-          fmt::format("{} {} {} {} {} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel(),
-                      lc.gridY, lc.gridZ, lc.sharedBytes, codegen::gemmKernelName(gs.kernel));
-      fmt::print("  {:<24} {:>12} elements  grid {}x{}x{} x block {}, {} B shared: {}\n", s.mangled,
-                 s.numel(), lc.grid, lc.gridY, lc.gridZ, lc.block, lc.sharedBytes, gs.describe());
-      fmt::print("  {:<24} chosen because {}\n", "", gs.why);
-    }
-    if (dumpDir.empty())
-      continue;
-    std::filesystem::path dir = graphs.size() == 1 ? std::filesystem::path(dumpDir)
-                                                   : std::filesystem::path(dumpDir) / g->name();
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-      fail("cannot create '{}': {}", dir.string(), ec.message());
-    if (emit.count("cuda")) {
-      writeFile(dir / "program.cu", source);
-      for (const auto &s : specs) // each kernel standalone, with the prelude, to rebuild alone
-        writeFile(dir / (s.mangled + ".cu"), codegen::emitProgram({s}));
-    }
-    if (emit.count("ptx"))
-      writeFile(dir / "program.ptx", prog.ptx);
-    if (emit.count("cubin"))
-      writeFile(dir / "program.cubin", prog.cubin);
-    writeFile(dir / "nvrtc-options.txt", options);
-    writeFile(dir / "launch.txt", launches);
-    fmt::print("  wrote {}\n", dir.string());
+    for (const compiler::CompiledKernel &k : m.kernels)
+      printKernel(k, launches);
+    if (!dumpDir.empty())
+      dumpKernels(m, graphs.size() == 1 ? std::filesystem::path(dumpDir)
+                                        : std::filesystem::path(dumpDir) / g->name(),
+                  emit, launches);
   }
   return kExitOk;
 }

@@ -4,13 +4,13 @@
 // kernel codegen chooses for --arch and why; and each kernel's expected time (the roofline,
 // the GEMM tiles' quantization, the fixed cost per kernel). Needs no GPU: the traffic model
 // of passes/Traffic.h and codegen/KernelEstimate.h.
-#include "codegen/KernelEstimate.h"
-#include "codegen/KernelSpec.h"
+#include "compiler/Compile.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
 #include "passes/JsonText.h"
 #include "passes/Report.h"
 #include "tools/CliArgs.h"
+#include "tools/CompileFlags.h"
 #include "tools/Command.h"
 
 #include <fmt/core.h>
@@ -18,104 +18,102 @@
 namespace kfuse::tool {
 namespace {
 
-/// The fused graph's kernels as codegen builds them for `t` (empty, with `error` set, where
-/// it cannot, e.g. a matmul beyond what a generated GEMM indexes).
-std::vector<codegen::KernelSpec> kernelsFor(const Graph &fused, const codegen::Target &t,
-                                            std::string &error) {
+/// The module of `g` without cubins (the report needs no NVRTC), or the error that stopped
+/// codegen (e.g. a matmul beyond what a generated GEMM indexes) with the plan alone.
+struct Planned {
+  compiler::CompiledModule module;
+  std::string error;
+};
+
+Planned planFor(const Graph &g, const compiler::CompileOptions &o) {
+  Planned p;
   try {
-    return codegen::buildKernelSpecs(fused, t);
+    p.module = compiler::compile(g, o);
   } catch (const Error &e) {
-    error = e.what();
-    return {};
+    p.error = e.what();
+    compiler::CompileOptions planOnly = o;
+    planOnly.dumpDir.clear();
+    planOnly.until = compiler::Stage::Plan;
+    p.module = compiler::compile(g, planOnly);
   }
+  return p;
 }
 
-/// Each matmul kernel's GEMM kernel and why, then every kernel's expected time on `d`
-/// (codegen/KernelEstimate.h).
-std::string kernelSection(const Graph &fused, const codegen::Target &t, const Device &d) {
-  std::string error;
-  std::vector<codegen::KernelSpec> specs = kernelsFor(fused, t, error);
-  if (!error.empty())
+/// Each matmul kernel's GEMM kernel and why, then every kernel's expected time on the
+/// module's device (codegen/KernelEstimate.h).
+std::string kernelSection(const Planned &p) {
+  const compiler::CompiledModule &m = p.module;
+  const codegen::Target &t = m.target;
+  if (!p.error.empty())
     return fmt::format("\nGEMM kernels on {}: none generated: {}\n", codegen::compileArch(t),
-                       error);
+                       p.error);
   std::string gemms, times;
-  double total = 0;
-  for (const codegen::KernelSpec &k : specs) {
-    if (k.gemm)
-      gemms += fmt::format("  {:<10} {}\n             because {}\n", k.name, k.gemm->describe(),
-                           k.gemm->why);
-    codegen::KernelEstimate e = codegen::estimateKernel(k, t, d);
-    total += e.seconds;
-    times += fmt::format("  {:<10} {:>9}  {}\n", k.name, formatSeconds(e.seconds), e.why);
+  for (const compiler::CompiledKernel &k : m.kernels) {
+    if (k.spec.gemm)
+      gemms += fmt::format("  {:<10} {}\n             because {}\n", k.spec.name,
+                           k.spec.gemm->describe(), k.spec.gemm->why);
+    times += fmt::format("  {:<10} {:>9}  {}\n", k.spec.name, formatSeconds(k.estimate.seconds),
+                         k.estimate.why);
   }
   std::string out;
   if (!gemms.empty())
     out += fmt::format("\nGEMM kernels on {} ({} SMs):\n{}", codegen::compileArch(t), t.smCount,
                        gemms);
-  if (!specs.empty())
+  if (!m.kernels.empty())
     out += fmt::format("\nexpected on {} ({} SMs) at {}: {} for {} kernel{}\n{}",
-                       codegen::compileArch(t), t.smCount, d.name, formatSeconds(total),
-                       specs.size(), specs.size() == 1 ? "" : "s", times);
+                       codegen::compileArch(t), t.smCount, m.device.name,
+                       formatSeconds(m.expectedSeconds()), m.kernels.size(),
+                       m.kernels.size() == 1 ? "" : "s", times);
   return out;
 }
 
 /// The same as a JSON member: `, "expected": {"arch", "sm_count", "seconds", "kernels": [{"name",
 /// "gemm" (the GEMM kernel, or null), "seconds", "roofline_seconds", "busy", "useful",
 /// "kernel_rate", "compute_bound", "why"}]}`, or `"error"` in place of the kernels.
-std::string kernelJson(const Graph &fused, const codegen::Target &t, const Device &d) {
-  std::string error;
-  std::vector<codegen::KernelSpec> specs = kernelsFor(fused, t, error);
+std::string kernelJson(const Planned &p) {
+  const compiler::CompiledModule &m = p.module;
   std::string kernels;
-  double total = 0;
-  for (const codegen::KernelSpec &k : specs) {
-    codegen::KernelEstimate e = codegen::estimateKernel(k, t, d);
-    total += e.seconds;
+  for (const compiler::CompiledKernel &k : m.kernels) {
+    const codegen::KernelEstimate &e = k.estimate;
     kernels += fmt::format(
         "{}{{\"name\": \"{}\", \"gemm\": {}, \"seconds\": {:.6g}, \"roofline_seconds\": {:.6g}, "
         "\"busy\": {:.6g}, \"useful\": {:.6g}, \"kernel_rate\": {:.6g}, \"compute_bound\": {}, "
         "\"why\": \"{}\"}}",
-        kernels.empty() ? "" : ", ", jsonEscape(k.name),
-        k.gemm ? fmt::format("\"{}\"", jsonEscape(k.gemm->describe())) : std::string("null"),
+        kernels.empty() ? "" : ", ", jsonEscape(k.spec.name),
+        k.spec.gemm ? fmt::format("\"{}\"", jsonEscape(k.spec.gemm->describe()))
+                    : std::string("null"),
         e.seconds, e.roofSeconds, e.busy, e.useful, e.rate, e.computeBound ? "true" : "false",
         jsonEscape(e.why));
   }
   return fmt::format(", \"expected\": {{\"arch\": \"{}\", \"sm_count\": {}, \"seconds\": {:.6g}, {}}}",
-                     codegen::compileArch(t), t.smCount, total,
-                     error.empty() ? fmt::format("\"kernels\": [{}]", kernels)
-                                   : fmt::format("\"error\": \"{}\"", jsonEscape(error)));
+                     codegen::compileArch(m.target), m.target.smCount, m.expectedSeconds(),
+                     p.error.empty() ? fmt::format("\"kernels\": [{}]", kernels)
+                                     : fmt::format("\"error\": \"{}\"", jsonEscape(p.error)));
 }
 
 int reportMain(const std::vector<std::string> &args) {
   CliArgs cli("report", "FILE.kf",
               "Predicts the memory traffic and time of each graph of FILE.kf before fusion "
               "(every op its own kernel) and after the -O2 pipeline (simplify, cse, dce, fuse).");
-  cli.option("--device", "DEVICE",
-             "h100 (3.35 TB/s, 1979 TFLOP/s; the default), h200 (4.19 TB/s, 790 TFLOP/s, 4 us "
-             "per kernel), or NAME:BW_TBps:TFLOPs[:FIXED_us] for any other device, e.g. "
-             "a100:2.0:312:5");
-  cli.option("--arch", "ARCH",
-             "the architecture whose GEMM kernel choice is shown (default sm_90a, 132 SMs)");
-  cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32)");
+  unsigned flags = kArchFlag | kTf32Flag | kDumpFlag | kDeviceFlag;
+  declareCompileFlags(cli, flags, "h100");
   cli.flag("--json", "print one JSON object per graph instead of the table");
   if (auto rc = cli.parse(args))
     return *rc;
-  Device d = parseDevice(cli.value("--device", "h100"));
-  codegen::Target target;
-  try {
-    target = codegen::parseArch(cli.value("--arch", "sm_90a"));
-  } catch (const Error &e) {
-    return cli.badArgs(e.what());
-  }
-  target.allowTf32 = cli.has("--tf32");
+  compiler::CompileOptions o;
+  if (auto rc = readCompileFlags(cli, flags, o, "h100"))
+    return *rc;
+  o.until = compiler::Stage::Source; // the report is the model's, no NVRTC
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
   std::vector<std::unique_ptr<Graph>> graphs = parseFile(cli.positionals()[0]);
   bool first = true;
   for (const auto &g : graphs) {
-    TrafficReport r = buildReport(*g, d);
+    Planned p = planFor(*g, o);
+    TrafficReport r = buildReport(*g, p.module.plan->clone(), p.module.fusion, o.device);
     if (cli.has("--json"))
-      fmt::print("{}", reportJson(r, kernelJson(*r.fusedGraph, target, d)));
+      fmt::print("{}", reportJson(r, kernelJson(p)));
     else
-      fmt::print("{}{}{}", first ? "" : "\n", formatReport(r), kernelSection(*r.fusedGraph, target, d));
+      fmt::print("{}{}{}", first ? "" : "\n", formatReport(r), kernelSection(p));
     first = false;
   }
   return kExitOk;

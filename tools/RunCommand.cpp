@@ -10,6 +10,7 @@
 #include "passes/Device.h"
 #include "passes/Traffic.h"
 #include "runtime/Program.h"
+#include "tools/CompileFlags.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
 #include "tools/ModuleIO.h"
@@ -31,7 +32,7 @@ struct RunOptions {
   uint64_t seed = 0;
   bool cpu = false;
   bool check = false, bench = false, noFusion = false, noGraph = false, autotune = false;
-  bool tf32 = false;
+  compiler::CompileOptions compile; ///< --tf32, --dump, --jobs: the driver's options
   std::string device = "h200"; ///< the device the benchmark's predictions are for
   int reps = 30;
 };
@@ -60,8 +61,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   cli.flag("--no-graph", "launch the kernels one by one on a stream instead of one CUDA graph");
   cli.flag("--autotune", "time every configuration of each GEMM kernel first and keep the "
                          "fastest (cached in KFUSE_CACHE_DIR)");
-  cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32; "
-                     "--check then allows f16's tolerance)");
+  declareCompileFlags(cli, kTf32Flag | kDumpFlag | kJobsFlag);
   cli.option("--device", "NAME",
              "device the --bench predictions are for: h100, h200 (default) or NAME:TBps:TFLOPs");
   cli.option("--reps", "N", "timed repetitions per measurement for --bench (median; default 30)");
@@ -72,7 +72,8 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   opts.noFusion = cli.has("--no-fusion");
   opts.noGraph = cli.has("--no-graph");
   opts.autotune = cli.has("--autotune");
-  opts.tf32 = cli.has("--tf32");
+  if (auto rc = readCompileFlags(cli, kTf32Flag | kDumpFlag | kJobsFlag, opts.compile))
+    return rc;
   if (cli.has("--device"))
     opts.device = cli.value("--device");
   if (cli.has("--reps"))
@@ -90,7 +91,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   if (cli.has("--cpu"))
     for (const char *gpuOnly :
          {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps", "--autotune",
-          "--tf32"})
+          "--tf32", "--dump", "--jobs"})
       if (cli.has(gpuOnly))
         return cli.badArgs(
             fmt::format("{} is for GPU runs; --cpu runs the reference interpreter", gpuOnly));
@@ -173,9 +174,9 @@ void printAutotune(const runtime::Program &p) {
 /// benchmark. Returns the outputs.
 std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
                              const RunOptions &opts) {
-  runtime::Program p(g, {.fuse = !opts.noFusion, .autotune = opts.autotune, .allowTf32 = opts.tf32});
+  runtime::Program p(g, {.fuse = !opts.noFusion, .autotune = opts.autotune, .compile = opts.compile});
   printAutotune(p);
-  const runtime::CacheStats &c = p.cacheUse();
+  const compiler::CacheStats &c = p.cacheUse();
   fmt::print("{}: {} kernel{} ({}), compiled and loaded in {:.2f} ms ({})\n", g.name(),
              p.numKernels(), p.numKernels() == 1 ? "" : "s",
              opts.noFusion ? "unfused" : "fused -O2", p.compileLoadMs(),
@@ -199,7 +200,9 @@ std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
     fmt::print("measured / predicted: {:.2f}\n",
                mine.predictedMs > 0 ? ms / mine.predictedMs : 0.0);
     if (!opts.noFusion) {
-      runtime::Program unfused(g, {.fuse = false, .autotune = opts.autotune, .allowTf32 = opts.tf32});
+      compiler::CompileOptions co = opts.compile;
+      co.dumpDir.clear(); // the dump is the plan that ran
+      runtime::Program unfused(g, {.fuse = false, .autotune = opts.autotune, .compile = co});
       runtime::ProgramTiming other = unfused.bench(inputs, dev, t);
       double otherMs = other.graphMs >= 0 && !opts.noGraph ? other.graphMs : other.streamMs;
       fmt::print(

@@ -157,7 +157,7 @@ TEST_CASE("autotune: every candidate configuration is correct", "[gpu][gemm][tun
     bufs.emplace_back(static_cast<size_t>(k.outputs[0].tensor.type.bytes()));
     runtime::DeviceBuffer &out = bufs.back();
     outPtr.push_back(out.ptr());
-    runtime::Executable exe(d, specs, inIds, outIds);
+    runtime::Executable exe(d, compiler::compileKernels(specs, inIds, outIds, runtime::deviceOptions(d)));
     exe.bind(inPtr, outPtr);
     unsigned tmaDecode = 0, pingpong = 0;
     for (size_t i = 0; i < cands.size(); ++i) {

@@ -72,7 +72,7 @@ TEST_CASE("NaN propagates like PyTorch: relu, max and min of NaN are NaN", "[gpu
     poison(outs.back());
     ptrs.push_back(outs.back().ptr());
   }
-  runtime::Executable exe(d, g);
+  runtime::Executable exe(d, runtime::compileAsGiven(d, g));
   exe.launch({bin.ptr()}, ptrs, nullptr);
   d.check(d.cuCtxSynchronize(), "sync");
   HostTensor relu = download(x->type(), outs[0]), mx = download(x->type(), outs[1]),
@@ -200,7 +200,7 @@ TEST_CASE("64-bit indices: 2^31 + 7 f16 elements, every element written", "[gpu]
   DeviceBuffer in(n * 2), out(n * 2);
   d.check(d.cuMemsetD8_v2(in.ptr(), 0x3C, n * 2), "memset"); // 0x3C3C = 1.05859375
   poison(out);
-  runtime::Executable exe(d, g);
+  runtime::Executable exe(d, runtime::compileAsGiven(d, g));
   REQUIRE(exe.specs()[0].wide());
   exe.launch({in.ptr()}, {out.ptr()}, nullptr);
   d.check(d.cuCtxSynchronize(), "sync");
@@ -224,7 +224,7 @@ TEST_CASE("CUDA graph: replayed 1000 times with rebound buffers", "[gpu][graph]"
   Value y = g.input("y", f32, {n});
   Value t = exp(x * 0.5) + y; // unfused: five kernels, four intermediates in the arena
   g.output(tanh(t) * y);
-  runtime::Executable exe(d, g);
+  runtime::Executable exe(d, runtime::compileAsGiven(d, g));
   REQUIRE(exe.specs().size() == 5);
   CHECK(exe.memoryPlan().peakBytes < exe.memoryPlan().naiveBytes);
   HostTensor xa = randomTensor(x->type(), 1, false), ya = randomTensor(y->type(), 2, false);
@@ -263,7 +263,7 @@ TEST_CASE("max and min order -0 below +0, whichever operand it is (as the interp
   fuseAll(g);
   DeviceBuffer bx = upload(x->type(), {-0.0, 0.0, -0.0, 0.0}), by = upload(y->type(), {0.0, -0.0, -0.0, 0.0});
   DeviceBuffer omax(16), omin(16);
-  runtime::Executable exe(d, g);
+  runtime::Executable exe(d, runtime::compileAsGiven(d, g));
   exe.launch({bx.ptr(), by.ptr()}, {omax.ptr(), omin.ptr()}, nullptr);
   d.check(d.cuCtxSynchronize(), "sync");
   HostTensor mx = download(x->type(), omax), mn = download(x->type(), omin);

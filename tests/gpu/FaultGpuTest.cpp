@@ -8,7 +8,7 @@
 
 #include "ir/Builder.h"
 #include "ir/Error.h"
-#include "runtime/Nvrtc.h"
+#include "compiler/Nvrtc.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -47,7 +47,7 @@ TEST_CASE("GPU fault: out of memory is a clear error and the process stays usabl
   Graph g("oom");
   Value x = g.input("x", DType::F32, {int64_t(1) << 37});
   g.output(neg(exp(x)));
-  std::string msg = errorOf([&] { runtime::Executable exe(d, g); });
+  std::string msg = errorOf([&] { runtime::Executable exe(d, runtime::compileAsGiven(d, g)); });
   INFO(msg);
   CHECK(msg.find("allocating the intermediate arena") != std::string::npos);
   CHECK(msg.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
@@ -73,7 +73,7 @@ TEST_CASE("GPU fault: a refused kernel launch is a clear error and the context s
                     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                     "  if (i < n) p[i] *= 2.0f;\n"
                     "}\n";
-  runtime::CompiledProgram prog = runtime::nvrtcCompile(src, d.arch(), false);
+  compiler::CompiledProgram prog = compiler::nvrtcCompile(src, d.arch(), false);
   CUmodule mod = nullptr;
   d.check(d.cuModuleLoadData(&mod, prog.cubin.data()), "cuModuleLoadData");
   CUfunction f = nullptr;

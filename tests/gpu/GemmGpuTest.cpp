@@ -229,10 +229,11 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
     poison(outBuf.back());
     outPtr.push_back(outBuf.back().ptr());
   }
-  codegen::CodegenOptions options;
-  options.archSpecific = archSpecific;
+  compiler::CompileOptions options;
+  options.target.archSpecific = archSpecific;
   options.allowTf32 = allowTf32;
-  runtime::Executable exe(d, g, options, tuning);
+  options.tuning = tuning;
+  runtime::Executable exe(d, runtime::compileAsGiven(d, g, options));
   if (graphReplay) {
     exe.captureGraph(inPtr, outPtr);
     exe.replay(nullptr);
@@ -568,7 +569,11 @@ TEST_CASE("GEMM: TF32 wgmma, every 4-stage configuration", "[gpu][gemm][tf32][wg
   Driver &d = Driver::require();
   if (!wgmmaDevice(d))
     return;
-  const codegen::Target t = runtime::deviceTarget(d, true, true);
+  const codegen::Target t = [&] {
+    codegen::Target tt = runtime::deviceTarget(d);
+    tt.allowTf32 = true;
+    return tt;
+  }();
   const int64_t M = 1800, N = 2600, K = 200;
   auto g = gemmGraph(DType::F32, {M, K}, {N, K}, {false, true}, Epi::BiasRelu);
   auto specs = codegen::buildKernelSpecs(*g, t);

@@ -5,9 +5,9 @@
 #include "ir/Error.h"
 #include "passes/Fusion.h"
 #include "passes/Traffic.h"
-#include "runtime/KernelCache.h"
+#include "compiler/KernelCache.h"
 #include "runtime/MemoryPlan.h"
-#include "runtime/Nvrtc.h"
+#include "compiler/Nvrtc.h"
 #include "runtime/Schedule.h"
 #include "unit/RandomGraph.h"
 
@@ -145,7 +145,7 @@ TEST_CASE("NaN-aware max/min/relu and literal spelling", "[codegen]") {
 TEST_CASE("NVRTC compiles every kernel of a program to an sm_90 cubin without a GPU", "[nvrtc]") {
   auto g = geluGraph(65536, 4096, true);
   std::string src = emitProgram(buildKernelSpecs(*g));
-  runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_90", true);
+  compiler::CompiledProgram p = compiler::nvrtcCompile(src, "sm_90", true);
   CHECK(p.cubin.size() > 1000);
   CHECK(p.cubin.compare(0, 4,
                         "\x7f"
@@ -155,7 +155,7 @@ TEST_CASE("NVRTC compiles every kernel of a program to an sm_90 cubin without a 
 
 TEST_CASE("a failed NVRTC compile names the log, options and dumped source", "[nvrtc]") {
   try {
-    runtime::nvrtcCompile("this is not CUDA", "sm_90", false);
+    compiler::nvrtcCompile("this is not CUDA", "sm_90", false);
     FAIL("expected an error");
   } catch (const Error &e) {
     std::string m = e.what();
@@ -172,30 +172,30 @@ TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompile
   Graph g("cache");
   g.output(exp(g.input("x", f32, {123})) + 0.25);
   std::string src = emitProgram(buildKernelSpecs(g));
-  runtime::CacheStats before = runtime::cacheStats();
-  std::string c1 = runtime::cachedCubin(src, "sm_90");
-  CHECK(runtime::cacheStats().compiles == before.compiles + 1);
-  std::string path = runtime::cacheEntryPath(src, "sm_90");
+  compiler::CacheStats before = compiler::cacheStats();
+  std::string c1 = compiler::cachedCubin(src, "sm_90");
+  CHECK(compiler::cacheStats().compiles == before.compiles + 1);
+  std::string path = compiler::cacheEntryPath(src, "sm_90");
   // Header: magic, key hash, size, checksum.
   CHECK(std::filesystem::file_size(path) == c1.size() + 32);
-  CHECK(runtime::cachedCubin(src, "sm_90") == c1); // memory hit
-  CHECK(runtime::cacheStats().memoryHits == before.memoryHits + 1);
+  CHECK(compiler::cachedCubin(src, "sm_90") == c1); // memory hit
+  CHECK(compiler::cacheStats().memoryHits == before.memoryHits + 1);
   // Another program with the same disk entry corrupted: recompiled, not loaded.
   std::string src2 = src + "\n// variant\n";
-  std::string c2 = runtime::cachedCubin(src2, "sm_90");
-  std::string path2 = runtime::cacheEntryPath(src2, "sm_90");
+  std::string c2 = compiler::cachedCubin(src2, "sm_90");
+  std::string path2 = compiler::cacheEntryPath(src2, "sm_90");
   {
     std::fstream f(path2, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(100);
     f.put('\x55');
   }
-  runtime::clearMemoryCache();
-  runtime::CacheStats mid = runtime::cacheStats();
-  CHECK(runtime::cachedCubin(src, "sm_90") == c1); // intact entry: a disk hit
-  CHECK(runtime::cacheStats().diskHits == mid.diskHits + 1);
-  CHECK(runtime::cachedCubin(src2, "sm_90") == c2); // corrupt entry: recompiled
-  CHECK(runtime::cacheStats().corrupt == mid.corrupt + 1);
-  CHECK(runtime::cacheStats().compiles == mid.compiles + 1);
+  compiler::clearMemoryCache();
+  compiler::CacheStats mid = compiler::cacheStats();
+  CHECK(compiler::cachedCubin(src, "sm_90") == c1); // intact entry: a disk hit
+  CHECK(compiler::cacheStats().diskHits == mid.diskHits + 1);
+  CHECK(compiler::cachedCubin(src2, "sm_90") == c2); // corrupt entry: recompiled
+  CHECK(compiler::cacheStats().corrupt == mid.corrupt + 1);
+  CHECK(compiler::cacheStats().compiles == mid.compiles + 1);
   CHECK(std::filesystem::file_size(path2) == c2.size() + 32);
   unsetenv("KFUSE_CACHE_DIR");
   std::filesystem::remove_all(dir);

@@ -7,7 +7,7 @@
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "passes/Fusion.h"
-#include "runtime/Nvrtc.h"
+#include "compiler/Nvrtc.h"
 
 #include <catch2/catch.hpp>
 
@@ -309,7 +309,7 @@ TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90a", "[nvr
     // (bf16 M/N-major A and B, f16 K-major A and B).
     CHECK(kinds == (sm == 90 ? portable | bit(GemmKernel::Wgmma) : portable));
     std::string src = emitProgram(specs);
-    runtime::CompiledProgram p = runtime::nvrtcCompile(src, compileArch(target), true);
+    compiler::CompiledProgram p = compiler::nvrtcCompile(src, compileArch(target), true);
     if (sm == 90) {
       CHECK(p.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") !=
             std::string::npos);
@@ -361,7 +361,7 @@ TEST_CASE("NVRTC compiles decode GEMM variants: clusters and DSMEM on sm_90, non
     }
     CHECK((sm >= 90 ? split >= 2 : split == 0));
     std::string src = emitProgram(specs);
-    runtime::CompiledProgram p = runtime::nvrtcCompile(src, "sm_" + std::to_string(sm), true);
+    compiler::CompiledProgram p = compiler::nvrtcCompile(src, "sm_" + std::to_string(sm), true);
     CHECK(p.cubin.compare(0, 4,
                           "\x7f"
                           "ELF") == 0);
@@ -540,7 +540,7 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
   {
     auto w = buildKernelSpecs(*biasRelu(f32, 300, 520, 264, {false, true}), h200tf);
     std::string wsrc = emitProgram(w);
-    runtime::CompiledProgram wp = runtime::nvrtcCompile(wsrc, compileArch(h200tf), true);
+    compiler::CompiledProgram wp = compiler::nvrtcCompile(wsrc, compileArch(h200tf), true);
     CHECK(wp.ptx.find("k8.f32.tf32.tf32") != std::string::npos);
     CHECK(wp.ptx.find("wgmma.mma_async.sync.aligned.m64n") != std::string::npos);
   }
@@ -549,7 +549,7 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
   auto specs = buildKernelSpecs(*biasRelu(f32, 300, 203, 61, {true, false}), h200tf);
   std::string src = emitProgram(specs);
   CHECK(src.find("kf_gemm_tc<0, ") != std::string::npos);
-  runtime::CompiledProgram p = runtime::nvrtcCompile(src, compileArch(h200tf), true);
+  compiler::CompiledProgram p = compiler::nvrtcCompile(src, compileArch(h200tf), true);
   CHECK(p.ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
   CHECK(p.ptx.find("cvt.rna.tf32.f32") != std::string::npos);
   CHECK(p.ptx.find("cp.async.cg.shared.global") != std::string::npos);

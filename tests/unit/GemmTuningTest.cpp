@@ -6,7 +6,7 @@
 #include "codegen/GemmTuning.h"
 #include "ir/Builder.h"
 #include "passes/Fusion.h"
-#include "runtime/Nvrtc.h"
+#include "compiler/Nvrtc.h"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -192,7 +192,7 @@ TEST_CASE("NVRTC compiles every autotune candidate", "[nvrtc][gemm][tune]") {
       k.mangled = fmt::format("{}_cand{}", specs[0].mangled, i);
       all.push_back(k);
     }
-    runtime::CompiledProgram p = runtime::nvrtcCompile(emitProgram(all), compileArch(h100), true);
+    compiler::CompiledProgram p = compiler::nvrtcCompile(emitProgram(all), compileArch(h100), true);
     INFO("M=" << M << ": " << c.size() << " candidates");
     for (const KernelSpec &k : all)
       CHECK(p.ptx.find(".entry " + k.mangled) != std::string::npos);

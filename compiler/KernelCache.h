@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace kfuse::runtime {
+namespace kfuse::compiler {
 
 uint64_t fnv1a(std::string_view bytes);
 /// 16 hex digits of fnv1a.
@@ -20,12 +20,26 @@ struct CacheStats {
   unsigned memoryHits = 0, diskHits = 0, compiles = 0, corrupt = 0;
 };
 
-/// The cubin for `source` on `arch`, from memory, disk or a fresh NVRTC compile.
+/// A compiled program from the cache: its cubin and what ptxas reported about each kernel
+/// (registers, spills, stack, shared memory: `-v`'s lines, empty where a disk entry has no
+/// report beside it).
+struct CachedKernel {
+  std::string cubin;
+  std::string info;
+  enum From : uint8_t { Memory, Disk, Compiled } from = Compiled;
+};
+
+/// The program for `source` on `arch`, from memory, disk or a fresh NVRTC compile. Safe to
+/// call from several threads at once (no lock is held while NVRTC runs).
+CachedKernel cachedCompile(const std::string &source, const std::string &arch);
+/// cachedCompile's cubin.
 std::string cachedCubin(const std::string &source, const std::string &arch);
+/// The counters (not synchronized: read them while no compile runs, or take a snapshot).
 CacheStats &cacheStats();
+CacheStats cacheStatsSnapshot();
 /// Forgets the in-memory entries (as a new process would); the disk stays.
 void clearMemoryCache();
 /// The disk path a program's entry has (for tests).
 std::string cacheEntryPath(const std::string &source, const std::string &arch);
 
-} // namespace kfuse::runtime
+} // namespace kfuse::compiler

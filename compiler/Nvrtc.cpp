@@ -1,12 +1,12 @@
-#include "runtime/Nvrtc.h"
+#include "compiler/Nvrtc.h"
 
 #include "ir/Error.h"
-#include "runtime/KernelCache.h"
+#include "compiler/KernelCache.h"
 
 #include <fstream>
 #include <nvrtc.h>
 
-namespace kfuse::runtime {
+namespace kfuse::compiler {
 
 std::string nvrtcVersionString() {
   int major = 0, minor = 0;
@@ -15,7 +15,8 @@ std::string nvrtcVersionString() {
 }
 
 std::vector<std::string> nvrtcOptions(const std::string &arch) {
-  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device"};
+  // ptxas -v: each kernel's registers, spills and shared memory in the log, for the dumps.
+  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device", "--ptxas-options=-v"};
 }
 
 static void checkNvrtc(nvrtcResult r, const char *what) {
@@ -66,4 +67,4 @@ CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch,
   return out;
 }
 
-} // namespace kfuse::runtime
+} // namespace kfuse::compiler

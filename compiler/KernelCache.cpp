@@ -1,7 +1,7 @@
-#include "runtime/KernelCache.h"
+#include "compiler/KernelCache.h"
 
 #include "ir/Error.h"
-#include "runtime/Nvrtc.h"
+#include "compiler/Nvrtc.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <unordered_map>
 
-namespace kfuse::runtime {
+namespace kfuse::compiler {
 
 // Entry layout: magic, the hash of the full key (source, options, NVRTC version, arch), the
 // cubin's size and checksum, then the cubin. The key makes an entry copied from another
@@ -100,35 +100,88 @@ static void writeEntry(const std::string &path, uint64_t key, const std::string 
     std::filesystem::remove(tmp, ec);
 }
 
-static std::mutex mu;
-static std::unordered_map<std::string, std::string> memory;
+static std::mutex mu; // guards the memory map and the stats, never held over a compile
+static std::unordered_map<std::string, CachedKernel> memory;
 
 void clearMemoryCache() {
   std::lock_guard<std::mutex> lock(mu);
   memory.clear();
 }
 
-std::string cachedCubin(const std::string &source, const std::string &arch) {
+CacheStats cacheStatsSnapshot() {
   std::lock_guard<std::mutex> lock(mu);
-  uint64_t keyHash = cacheKeyHash(source, arch);
-  std::string key = fmt::format("{:016x}", keyHash);
-  if (auto it = memory.find(key); it != memory.end()) {
-    ++cacheStats().memoryHits;
-    return it->second;
-  }
-  std::string path = cacheEntryPath(source, arch);
-  std::string cubin;
-  if (readEntry(path, keyHash, cubin)) {
-    ++cacheStats().diskHits;
-  } else {
-    if (std::filesystem::exists(path))
-      ++cacheStats().corrupt;
-    cubin = nvrtcCompile(source, arch, false).cubin;
-    ++cacheStats().compiles;
-    writeEntry(path, keyHash, cubin);
-  }
-  memory[key] = cubin;
-  return cubin;
+  return cacheStats();
 }
 
-} // namespace kfuse::runtime
+/// The ptxas report beside an entry: advisory (registers and spills for the dumps), so it
+/// is plain text, and a missing or unreadable one only leaves the numbers unknown.
+static std::string infoPath(const std::string &entry) { return entry + ".info"; }
+
+static std::string readInfo(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return in ? ss.str() : std::string();
+}
+
+static void writeInfo(const std::string &path, const std::string &info) {
+  std::string tmp = fmt::format("{}.tmp{}", path, ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out)
+      return;
+    out << info;
+    if (!out)
+      return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec)
+    std::filesystem::remove(tmp, ec);
+}
+
+CachedKernel cachedCompile(const std::string &source, const std::string &arch) {
+  uint64_t keyHash = cacheKeyHash(source, arch);
+  std::string key = fmt::format("{:016x}", keyHash);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memory.find(key); it != memory.end()) {
+      ++cacheStats().memoryHits;
+      CachedKernel hit = it->second;
+      hit.from = CachedKernel::Memory;
+      return hit;
+    }
+  }
+  // Disk reads and NVRTC run unlocked: kernels of one program compile on several threads.
+  // Two threads with the same source both compile and write the same entry atomically.
+  std::string path = cacheEntryPath(source, arch);
+  CachedKernel k;
+  bool corrupt = false;
+  if (readEntry(path, keyHash, k.cubin)) {
+    k.from = CachedKernel::Disk;
+    k.info = readInfo(infoPath(path));
+  } else {
+    corrupt = std::filesystem::exists(path);
+    CompiledProgram p = nvrtcCompile(source, arch, false);
+    k.cubin = std::move(p.cubin);
+    k.info = std::move(p.log);
+    k.from = CachedKernel::Compiled;
+    writeEntry(path, keyHash, k.cubin);
+    writeInfo(infoPath(path), k.info);
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  CacheStats &s = cacheStats();
+  if (k.from == CachedKernel::Disk)
+    ++s.diskHits;
+  else
+    ++s.compiles;
+  s.corrupt += corrupt;
+  memory[key] = k;
+  return k;
+}
+
+std::string cachedCubin(const std::string &source, const std::string &arch) {
+  return cachedCompile(source, arch).cubin;
+}
+
+} // namespace kfuse::compiler

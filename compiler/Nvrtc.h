@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace kfuse::runtime {
+namespace kfuse::compiler {
 
 struct CompiledProgram {
   std::string cubin; ///< bytes
@@ -20,4 +20,4 @@ std::vector<std::string> nvrtcOptions(const std::string &arch);
 /// Compiles `source`; `wantPtx` also asks for PTX (cubin is always produced).
 CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch, bool wantPtx);
 
-} // namespace kfuse::runtime
+} // namespace kfuse::compiler

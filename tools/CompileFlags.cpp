@@ -1,0 +1,59 @@
+#include "tools/CompileFlags.h"
+
+#include "ir/Error.h"
+
+#include <fmt/format.h>
+
+namespace kfuse::tool {
+
+void declareCompileFlags(CliArgs &cli, unsigned which, const std::string &defaultDevice) {
+  if (which & kArchFlag)
+    cli.option("--arch", "ARCH",
+               "target architecture (default sm_90a: the H100/H200's own wgmma; sm_90 portable)");
+  if (which & kTf32Flag)
+    cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32)");
+  if (which & kNoFusionFlag)
+    cli.flag("--no-fusion", "every op its own kernel (no passes)");
+  if (which & kDumpFlag)
+    cli.option("--dump", "DIR",
+               "write every stage (IR after each pass, fusion decisions, each kernel's CUDA C, "
+               "PTX, registers and spills, launches, compile times) under DIR/GRAPH "
+               "(also KFUSE_DUMP=DIR)");
+  if (which & kJobsFlag)
+    cli.option("--jobs", "N", "compile kernels on N threads (default: one per core)", {"-j"});
+  if (which & kDeviceFlag)
+    cli.option("--device", "DEVICE",
+               fmt::format("device model of the expected times: h100 (3.35 TB/s, 1979 TFLOP/s), "
+                           "h200 (4.19 TB/s, 790 TFLOP/s, 4 us per kernel), or "
+                           "NAME:BW_TBps:TFLOPs[:FIXED_us] (default {})",
+                           defaultDevice));
+}
+
+std::optional<int> readCompileFlags(const CliArgs &cli, unsigned which,
+                                    compiler::CompileOptions &o,
+                                    const std::string &defaultDevice) {
+  try {
+    if (which & kArchFlag)
+      o.target = codegen::parseArch(cli.value("--arch", "sm_90a"));
+    if (which & kDeviceFlag)
+      o.device = parseDevice(cli.value("--device", defaultDevice));
+  } catch (const Error &e) {
+    return cli.badArgs(e.what());
+  }
+  if (which & kTf32Flag)
+    o.allowTf32 = cli.has("--tf32");
+  if ((which & kNoFusionFlag) && cli.has("--no-fusion"))
+    o.planning = compiler::Planning::Unfused;
+  if (which & kDumpFlag)
+    o.dumpDir = cli.value("--dump");
+  if ((which & kJobsFlag) && cli.has("--jobs")) {
+    std::string s = cli.value("--jobs");
+    if (s.empty() || s.size() > 4 || s.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(s) < 1)
+      return cli.badArgs(fmt::format("--jobs needs a positive integer, got '{}'", s));
+    o.jobs = static_cast<unsigned>(std::stoi(s));
+  }
+  return std::nullopt;
+}
+
+} // namespace kfuse::tool
