@@ -5,6 +5,9 @@
 #
 #   bench/device_run.sh tests   the whole GPU suite, cases in parallel (tools/gpu_suite.sh);
 #                               its per-case logs packed into gpu-suite.tar.gz
+#   bench/device_run.sh compile cold (empty kernel cache) and warm compile times of every
+#                               example and bench graph, kernels on all cores and on one
+#                               (`kfuse compile`'s own timing: NVRTC wall, per kernel)
 #   bench/device_run.sh bench   issue 5's cases: `kfuse report` then `kfuse run --bench`
 #                               (one CUDA graph, predicted vs measured) for each graph of
 #                               the table below, GemmBench (kfuse vs cuBLAS/cuBLASLt, per
@@ -49,5 +52,25 @@ case "${1:-}" in
     fi
     cat "$out"/kfuse-run.txt "$out"/gemmbench.txt "$out"/peers.txt 2>/dev/null | grep -v '^$'
     exit $rc ;;
-  *) echo "usage: bench/device_run.sh tests|bench" >&2; exit 2 ;;
+  compile)
+    rc=0
+    {
+      echo "cores: $(nproc)"
+      for g in examples/graphs/*.kf bench/graphs/*.kf; do
+        for jobs in 0 1; do
+          cache=$(mktemp -d)
+          flag=""; [ $jobs -gt 0 ] && flag="--jobs $jobs"
+          for run in cold warm; do
+            t0=$(date +%s.%N)
+            KFUSE_CACHE_DIR=$cache $bin/kfuse compile "$g" $flag >"$cache.log" 2>&1 || rc=1
+            t1=$(date +%s.%N)
+            echo "$run jobs=${jobs:-all} $(basename "$g"): process $(awk "BEGIN{printf \"%.0f\", ($t1 - $t0) * 1000}") ms; $(grep -h '^graph' "$cache.log" | tr '\n' ' ')"
+          done
+          rm -rf "$cache" "$cache.log"
+        done
+      done
+    } >"$out/compile-times.txt" 2>&1
+    cat "$out/compile-times.txt"
+    exit $rc ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench" >&2; exit 2 ;;
 esac
