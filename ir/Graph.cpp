@@ -319,8 +319,10 @@ std::unique_ptr<Graph> Graph::clone() const {
       c->setName(n->name());
     }
     c->setKernel(n->kernel());
+    c->id_ = n->id_; // the same ids: kernel specs and stored-value lists name nodes by id
     map[n] = c;
   }
+  g->nextId_ = nextId_;
   for (Node *o : outputs_)
     g->output(map.at(o));
   g->kernels_ = kernels_;

@@ -159,7 +159,7 @@ public:
   /// keeping their order. Returns whether any was dropped.
   bool removeEmptyKernels();
 
-  /// A deep copy with the same names, order, outputs and kernel regions.
+  /// A deep copy with the same names, node ids, order, outputs and kernel regions.
   std::unique_ptr<Graph> clone() const;
 
 private:

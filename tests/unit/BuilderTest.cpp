@@ -93,6 +93,13 @@ TEST_CASE("rewriting keeps use lists and outputs in sync", "[graph]") {
   verify(*copy);
   CHECK(copy->numNodes() == 4);
   CHECK(copy->outputs().size() == 2);
+  // Ids survive the copy (erased nodes leave gaps; kernel specs name nodes by id), and a
+  // node added to the copy takes a fresh one.
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    CHECK(copy->nodes()[i]->id() == g.nodes()[i]->id());
+  Value more = exp(Value(copy->outputs()[0]));
+  for (const Node *n : g.nodes())
+    CHECK(more->id() != n->id());
 }
 
 TEST_CASE("the verifier finds a kernel region that is not contiguous", "[verifier]") {

@@ -7,6 +7,7 @@
 #include "compiler/ParallelFor.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
+#include "passes/Fusion.h"
 #include "passes/Report.h"
 
 #include <catch2/catch.hpp>
@@ -53,6 +54,14 @@ struct FreshCache {
     fs::remove_all(dir, ec);
   }
 };
+
+const Node *findById(const Graph &g, unsigned id) {
+  for (const Node *n : g.nodes())
+    if (n->id() == id)
+      return n;
+  FAIL("no node with id " << id);
+  return nullptr;
+}
 
 std::string readFile(const fs::path &p) {
   std::ifstream in(p, std::ios::binary);
@@ -161,6 +170,20 @@ TEST_CASE("compile: planning modes and stages", "[compile]") {
   REQUIRE(given.kernels.size() == fused.kernels.size());
   for (size_t i = 0; i < given.kernels.size(); ++i)
     CHECK(given.kernels[i].source == fused.kernels[i].source);
+  // The module names nodes by the caller's ids: a graph fused in place (inputs moved first,
+  // so program order is no longer creation order) keeps them through compile()'s copy.
+  auto byHand = threeKernels();
+  fuseGraph(*byHand);
+  CompiledModule mine = compile(*byHand, o);
+  REQUIRE(mine.kernels.size() == 3);
+  for (const CompiledKernel &k : mine.kernels) {
+    for (const codegen::SpecTensor &t : k.spec.inputs)
+      CHECK(findById(*byHand, t.nodeId)->type().str() == t.type.str());
+    for (const codegen::SpecOutput &out : k.spec.outputs)
+      CHECK(findById(*byHand, out.tensor.nodeId)->type().str() == out.tensor.type.str());
+  }
+  for (size_t i = 0; i < byHand->inputs().size(); ++i)
+    CHECK(mine.inputIds[i] == byHand->inputs()[i]->id());
   o.until = Stage::Plan;
   CompiledModule plan = compile(*g, o);
   CHECK(plan.kernels.empty());
