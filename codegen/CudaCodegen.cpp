@@ -556,4 +556,9 @@ std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptio
   return helpersFor(kernels, wgmmaWidths(specs)) + kernels;
 }
 
+std::string emitKernelSource(const KernelSpec &k, const CodegenOptions &options) {
+  std::string kernel = emitKernel(k, options);
+  return helpersFor(kernel, wgmmaWidths({k})) + kernel;
+}
+
 } // namespace kfuse::codegen

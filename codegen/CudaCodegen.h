@@ -1,7 +1,7 @@
 #pragma once
 /// CUDA C for fused elementwise kernels. One program holds every kernel of a graph (one
-/// NVRTC compile), each an `extern "C" __global__` function named KernelSpec::mangled with
-/// parameters (inputs in spec order, then outputs).
+/// NVRTC compile; emitKernelSource gives one kernel alone), each an `extern "C" __global__`
+/// function named KernelSpec::mangled with parameters (inputs in spec order, then outputs).
 /// Math is f32; f16/bf16 are loaded and widened, and rounded to nearest even only on store or
 /// cast. NaN semantics follow PyTorch. The element count is a compile-time constant of each
 /// kernel.
@@ -35,6 +35,10 @@ struct CodegenOptions {
 /// The whole program: a first line, the device helpers its kernels use (codegen/cuda/*.cuh,
 /// only those: a program of `mul` carries no kf_gelu), then each kernel.
 std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptions &options = {});
+/// Kernel `k` alone as a translation unit of its own, with only the helpers it uses: the
+/// program of that one kernel, for compiling each kernel as its own NVRTC program. Its kernel
+/// code is byte-identical to k's part of emitProgram with the same options.
+std::string emitKernelSource(const KernelSpec &k, const CodegenOptions &options = {});
 
 class Emitter;
 

@@ -98,8 +98,8 @@ int compileMain(const std::vector<std::string> &args) {
       fail("cannot create '{}': {}", dir.string(), ec.message());
     if (emit.count("cuda")) {
       writeFile(dir / "program.cu", source);
-      for (const auto &s : specs) // each kernel standalone, with the prelude, to rebuild alone
-        writeFile(dir / (s.mangled + ".cu"), codegen::emitProgram({s}));
+      for (const auto &s : specs) // each kernel standalone, with its helpers, to rebuild alone
+        writeFile(dir / (s.mangled + ".cu"), codegen::emitKernelSource(s));
     }
     if (emit.count("ptx"))
       writeFile(dir / "program.ptx", prog.ptx);
