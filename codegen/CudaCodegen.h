@@ -1,9 +1,10 @@
 #pragma once
 /// CUDA C for fused elementwise kernels. One program holds every kernel of a graph (one
-/// NVRTC compile), each an `extern "C" __global__` function named KernelSpec::mangled with
-/// parameters (inputs in spec order, then outputs). Math is f32; f16/bf16 are loaded and
-/// widened, and rounded to nearest even only on store or cast. NaN semantics follow
-/// PyTorch. The element count is a compile-time constant of each kernel.
+/// NVRTC compile; emitKernelSource gives one kernel alone), each an `extern "C" __global__`
+/// function named KernelSpec::mangled with parameters (inputs in spec order, then outputs).
+/// Math is f32; f16/bf16 are loaded and widened, and rounded to nearest even only on store or
+/// cast. NaN semantics follow PyTorch. The element count is a compile-time constant of each
+/// kernel.
 #include "codegen/KernelSpec.h"
 
 #include <string>
@@ -25,8 +26,13 @@ struct CodegenOptions {
   unsigned unroll = kDefaultUnroll;
 };
 
-/// The whole program: a small prelude of helpers, then each kernel.
+/// The whole program: a first line, the device helpers its kernels use (codegen/cuda/*.cuh,
+/// only those: a program of `mul` carries no kf_gelu), then each kernel.
 std::string emitProgram(const std::vector<KernelSpec> &specs, const CodegenOptions &options = {});
+/// Kernel `k` alone as a translation unit of its own, with only the helpers it uses: the
+/// program of that one kernel, for compiling each kernel as its own NVRTC program. Its kernel
+/// code is byte-identical to k's part of emitProgram with the same options.
+std::string emitKernelSource(const KernelSpec &k, const CodegenOptions &options = {});
 
 class Emitter;
 

@@ -4,8 +4,8 @@
 /// split over the CTAs of a thread-block cluster whose f32 partials meet in distributed
 /// shared memory before the epilogue. Kept apart from GemmSpec/GemmCodegen so that the
 /// other kernels' files stay small: the spec code calls chooseDecode / decodeSharedBytes /
-/// decodeDescribe, the emitter decodeKernelAttributes / decodeGemmCall and the program
-/// decodeGemmPrelude (after gemmPrelude, whose helpers it uses).
+/// decodeDescribe, the emitter decodeKernelAttributes / decodeGemmCall. The device template
+/// kf_gemm_decode is codegen/cuda/gemm_decode.cuh.
 #include "codegen/GemmSpec.h"
 
 #include <string>
@@ -32,8 +32,6 @@ size_t decodeSharedBytes(const GemmSpec &s);
 size_t decodePartialBytes(const GemmSpec &s);
 std::string decodeDescribe(const GemmSpec &s);
 
-/// The device template kf_gemm_decode (needs gemmPrelude's helpers before it).
-const char *decodeGemmPrelude();
 /// Extra attributes of the __global__ function: " __cluster_dims__(1, KS, 1)" when split.
 std::string decodeKernelAttributes(const GemmSpec &s);
 /// The template call, given the common leading template arguments ("DT, M, N, K, TA"),

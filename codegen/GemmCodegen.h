@@ -1,6 +1,6 @@
 #pragma once
-/// CUDA C for GEMM kernels with fused epilogues. The prelude holds three device templates
-/// (tensor-core mma.sync, f32 FFMA tiles, small-M gemv), instantiated per kernel with every
+/// CUDA C for GEMM kernels with fused epilogues. Device templates (codegen/cuda: tensor-core
+/// mma.sync, f32 FFMA tiles, small-M gemv, wgmma, decode) are instantiated per kernel with every
 /// size a compile-time constant; each kernel wraps its epilogue (the spec's ops after the
 /// matmul, emitted by the shared element function) in a functor that the template calls
 /// once per result element, in registers, before that element's only store.
@@ -12,8 +12,6 @@ namespace kfuse::codegen {
 
 class Emitter;
 
-/// The GEMM templates (added to a program only when it has a GEMM kernel).
-const char *gemmPrelude();
 /// The epilogue element function, its functor and the __global__ kernel for `k` (k.gemm set).
 void emitGemmKernel(Emitter &e, const KernelSpec &k);
 

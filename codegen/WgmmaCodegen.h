@@ -1,15 +1,17 @@
 #pragma once
-/// CUDA C for the Hopper GEMM (GemmKernel::Wgmma, sm_90a): the device template kf_gemm_wg
-/// (a TMA producer warpgroup feeding two wgmma consumer warpgroups through an mbarrier
-/// ring of shared-memory stages) and the wgmma wrappers for the tile widths a program uses.
-/// emitGemmKernel instantiates it like the other GEMM templates, with the epilogue functor.
+/// The wgmma wrappers of the Hopper GEMM (GemmKernel::Wgmma, sm_90a) for the tile widths a
+/// program uses. The device template kf_gemm_wg that calls them (a TMA producer warpgroup
+/// feeding wgmma consumer warpgroups through an mbarrier ring of shared-memory stages) is
+/// codegen/cuda/gemm_wgmma.cuh; emitGemmKernel instantiates it like the other GEMM
+/// templates, with the epilogue functor.
 #include <string>
 #include <vector>
 
 namespace kfuse::codegen {
 
-/// The Hopper templates, with one wgmma m64nNk16 wrapper per N in `widths` (the programs'
-/// GemmSpec::bn values). Needs the GEMM prelude (kf_saddr) before it.
-std::string wgmmaPrelude(const std::vector<unsigned> &widths);
+/// One wgmma m64nNk16 wrapper (a kf_wgmma<N> specialisation) per N in `widths` (the
+/// program's GemmSpec::bn values): generated, since each width has its own asm operand list.
+/// Goes after codegen/cuda/wgmma.cuh, which declares kf_wgmma.
+std::string wgmmaWrappers(const std::vector<unsigned> &widths);
 
 } // namespace kfuse::codegen

@@ -102,7 +102,7 @@ void buildKernels(CompiledModule &m, const CompileOptions &o) {
   CodegenOptions co = o.codegen;
   uint64_t maxBlocks = uint64_t(std::max(1u, m.target.smCount)) * (2048 / co.block);
   for (CompiledKernel &k : m.kernels) {
-    k.source = emitProgram({k.spec}, co);
+    k.source = emitKernelSource(k.spec, co); // only the helpers it uses
     k.launch = k.spec.launchConfig(co.block, maxBlocks);
     k.estimate = estimateKernel(k.spec, m.target, m.device);
   }

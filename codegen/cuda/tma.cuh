@@ -1,8 +1,12 @@
-#include "codegen/TmaCodegen.h"
+// The device helpers of the bulk tensor copy engine (TMA, sm_90): the tensor map passed by
+// value, mbarrier init / expect-bytes / arrive / wait (in this CTA or across its cluster),
+// thread-block cluster rank / barrier / addresses, and a 3D box copy into shared memory
+// (one CTA's, or multicast to several of a cluster) that completes on an mbarrier. Shared
+// by the Hopper GEMM and the decode kernel; emitted once, before either.
+// kfuse-provides: kf_tmap kf_mbar_init kf_mbar_expect kf_mbar_arrive kf_mbar_wait kf_cluster_rank
+// kfuse-provides: kf_cluster_sync kf_cluster_sync_relaxed kf_cluster_addr kf_mbar_arrive_cluster
+// kfuse-provides: kf_tma3 kf_tma3_mc
 
-namespace kfuse::codegen {
-
-static const char *kTma = R"(
 // ---- TMA (sm_90): tensor maps, mbarriers, clusters, bulk tensor copies into shared memory.
 struct __align__(64) kf_tmap { unsigned long long v[16]; }; // a CUtensorMap, by value
 static __device__ __forceinline__ void kf_mbar_init(unsigned bar, unsigned count) {
@@ -86,8 +90,3 @@ static __device__ __forceinline__ void kf_tma3_mc(unsigned dst, const kf_tmap *m
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
                ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask) : "memory");
 }
-)";
-
-const char *tmaPrelude() { return kTma; }
-
-} // namespace kfuse::codegen

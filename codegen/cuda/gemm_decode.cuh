@@ -1,0 +1,226 @@
+// kfuse-provides: kf_ld_cluster_f32 kf_decode_epilogue kf_gemm_decode
+// kfuse-requires: smem_addr.cuh cp_async.cuh ldmatrix.cuh mma_sync.cuh tile_load.cuh tma.cuh
+
+// ---- Small-M (decode) tensor-core GEMM: C[M <= 16, N] = A[M, K] B[K, N] (+ epilogue).
+// Grid: x = BN-column tiles of C, y = KS slices of K (one thread-block cluster of KS CTAs
+// along y when KS > 1, sm_90 only), z = batch. Each CTA streams its BK x BN weight tiles
+// exactly once through an ST-stage cp.async ring, A's M x BK slice (tiny, from L2) beside
+// them; its WARPS warps split each stage's BK into k16 steps and keep f32 accumulators for
+// all BN columns: ldmatrix A (the 16-row fragment's rows >= M are zeros, never loaded) and
+// B (.trans for B as [K, N]), mma.sync m16n8k16. The warps' partials meet in shared memory,
+// the cluster's through distributed shared memory: rank r sums a 1/KS share of the M x BN
+// results over every rank (in rank order: deterministic) and applies the epilogue to each
+// exactly once. No global workspace, no atomics.
+static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
+#ifdef KF_CLUSTER
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
+  return v;
+#else
+  __trap();
+  return 0.0f;
+#endif
+}
+
+// Applies the epilogue to elements [e0, e1) (e = m * BN + column) of this CTA's M x BN
+// result, sum(e) giving each one's accumulated value, PER elements per thread: all of a
+// thread's values before any store, so the epilogue's global loads (bias, residual) are in
+// flight together rather than one L2 round trip per element.
+template <int PER, int BN, int N, int THREADS, class Epi, class Sum>
+static __device__ __forceinline__ void kf_decode_epilogue(int e0, int e1, int n0, unsigned long long cbase, const Epi &epi, const Sum &sum) {
+  // An element past e1 or N takes the last one's inputs and is never stored: no branch, so
+  // the compiler issues every load up front.
+  typename Epi::vals v[PER];
+#pragma unroll
+  for (int p = 0; p < PER; ++p) {
+    const int e = min(e0 + (int)threadIdx.x + p * THREADS, e1 - 1), n = min(n0 + e % BN, N - 1);
+    v[p] = epi.value(cbase + (unsigned long long)(e / BN) * N + n, sum(e));
+  }
+#pragma unroll
+  for (int p = 0; p < PER; ++p) {
+    const int e = e0 + (int)threadIdx.x + p * THREADS, n = n0 + e % BN;
+    if (e < e1 && n < N)
+      epi.store(cbase + (unsigned long long)(e / BN) * N + n, v[p]);
+  }
+}
+
+// TMB (sm_90): B arrives by TMA instead, one thread issuing each stage's boxes (128-byte
+// swizzle: 64 columns of [K, N] x BK rows, or 64 of K x BN rows of [N, K]) on the stage's
+// mbarrier, `zb` its matrix in the tensor map; ldmatrix then reads the swizzled rows.
+template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, bool TMB, class Epi>
+static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__restrict__ A, const unsigned short *__restrict__ B,
+                                                      const kf_tmap *tmB, int zb, unsigned long long cbase, const Epi &epi) {
+  constexpr int THREADS = 32 * WARPS, NI = BN / 8, KSW = BK / 16 / WARPS;
+  static_assert(M >= 1 && M <= 16 && BN % 16 == 0 && BK % (16 * WARPS) == 0 && KS >= 1 && ST >= 2, "decode tile");
+  constexpr int MC = (M + 7) / 8 * 8; // A^T: its M columns rounded up to whole 8-element chunks
+  constexpr int A_R = TA ? BK : 16, A_C = TA ? 16 : BK, A_LD = A_C + 8;
+  constexpr int B_R = TB ? BN : BK, B_C = TB ? BK : BN, B_LD = B_C + 8;
+  constexpr int A_ST = A_R * A_LD, B_ST = B_R * B_LD;
+  constexpr int KT = (K + BK - 1) / BK, KTC = (KT + KS - 1) / KS, E = M * BN;
+  constexpr int B_TMA = BK * BN; // elements of a TMA stage (dense, swizzled)
+  static_assert(WARPS * M * (BN + 8) * 4 <= ST * (A_ST + (TMB ? B_TMA : B_ST)) * 2, "the partial sums reuse the ring");
+  static_assert(!TMB || (BN % 64 == 0 && BK % 64 == 0), "TMA boxes are 64 elements wide");
+  extern __shared__ __align__(16) unsigned short kf_smem[];
+  // cp.async: A's ring, then B's. TMA: B's ring at the first 1 KB boundary (the swizzle
+  // atom), A's after it, then one mbarrier per stage.
+  unsigned short *const aligned = kf_smem + (TMB ? ((1024u - (kf_saddr(kf_smem) & 1023u)) & 1023u) / 2 : 0);
+  unsigned short *sA = TMB ? aligned + ST * B_TMA : kf_smem, *sB = TMB ? aligned : kf_smem + ST * A_ST;
+  const unsigned bars = kf_saddr(sA + ST * A_ST);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int n0 = blockIdx.x * BN;
+  const int rank = KS > 1 ? (int)kf_cluster_rank() : 0;
+  const int kt0 = rank * KTC, nt = min(KT, kt0 + KTC) - kt0; // this CTA's k tiles
+  // The fragment rows >= M (A^T: whole chunks of columns >= M) are never loaded: zero them
+  // once in every stage. No overlap with what the loads write, so no barrier before them.
+  if (TA) {
+    if (MC < 16)
+      for (int r = tid; r < ST * BK; r += THREADS)
+        *reinterpret_cast<uint4 *>(sA + r * A_LD + 8) = make_uint4(0, 0, 0, 0);
+  } else {
+    constexpr int Z = (16 - M) * A_LD / 8; // 16-byte chunks per stage
+    for (int i = tid; i < ST * Z; i += THREADS)
+      *reinterpret_cast<uint4 *>(sA + (i / Z) * A_ST + M * A_LD + (i % Z) * 8) = make_uint4(0, 0, 0, 0);
+  }
+  if constexpr (TMB) {
+    if (tid == 0) {
+      for (int s = 0; s < ST; ++s)
+        kf_mbar_init(bars + 8 * s, 1); // the issuing thread's arrive, plus the stage's bytes
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+  }
+  auto load = [&](int s, int kt) {
+    const int k0 = kt * BK;
+    if (TA)
+      kf_tile_load<unsigned short, BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
+    else
+      kf_tile_load<unsigned short, M, BK, A_LD, M, K, THREADS>(sA + s * A_ST, A, 0, k0);
+    if constexpr (TMB) {
+      if (tid == 0) {
+        const unsigned bar = bars + 8 * s, dst = kf_saddr(sB + s * B_TMA);
+        kf_mbar_expect(bar, BK * BN * 2);
+        if (TB) {
+#pragma unroll
+          for (int h = 0; h < BK / 64; ++h)
+            kf_tma3(dst + h * BN * 128, tmB, k0 + 64 * h, n0, zb, bar);
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)
+            kf_tma3(dst + j * BK * 128, tmB, n0 + 64 * j, k0, zb, bar);
+        }
+      }
+    } else if (TB) {
+      kf_tile_load<unsigned short, BN, BK, B_LD, N, K, THREADS>(sB + s * B_ST, B, n0, k0);
+    } else {
+      kf_tile_load<unsigned short, BK, BN, B_LD, K, N, THREADS>(sB + s * B_ST, B, k0, n0);
+    }
+  };
+  // Byte offset of (row, col) in a swizzled TMA stage of boxes `boxBytes` apart, 64 columns
+  // (128 bytes) per box row: the 16-byte chunk index is XORed with the row within 8.
+  auto swz = [](int row, int col, int boxBytes) {
+    return (col / 64) * boxBytes + row * 128 + ((((col % 64) / 8) ^ (row & 7)) << 4);
+  };
+  float acc[NI][4];
+#pragma unroll
+  for (int j = 0; j < NI; ++j)
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      acc[j][q] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < ST - 1; ++s) {
+    if (s < nt)
+      load(s, kt0 + s);
+    kf_cp_commit();
+  }
+  const int mat = lane / 8, r8 = lane % 8;
+  for (int i = 0; i < nt; ++i) {
+    kf_cp_wait<ST - 2>();
+    __syncthreads(); // tile i landed for all; every warp is done with tile i-1's stage
+    if constexpr (TMB)
+      kf_mbar_wait(bars + 8 * (i % ST), (i / ST) & 1);
+    if (i + ST - 1 < nt)
+      load((i + ST - 1) % ST, kt0 + i + ST - 1);
+    kf_cp_commit();
+    const unsigned short *a = sA + (i % ST) * A_ST, *b = sB + (i % ST) * (TMB ? B_TMA : B_ST);
+    const unsigned bs = kf_saddr(b);
+#pragma unroll
+    for (int w = 0; w < KSW; ++w) {
+      const int kk = (w * WARPS + warp) * 16;
+      unsigned af[4], bf[NI][2];
+      if (TA)
+        kf_ldm4t(af, kf_saddr(a + (kk + (mat >> 1) * 8 + r8) * A_LD + (mat & 1) * 8));
+      else
+        kf_ldm4(af, kf_saddr(a + ((mat & 1) * 8 + r8) * A_LD + kk + (mat >> 1) * 8));
+#pragma unroll
+      for (int j = 0; j < NI; j += 2) {
+        unsigned r[4];
+        if (TB && TMB)
+          kf_ldm4(r, bs + swz(j * 8 + (mat >> 1) * 8 + r8, kk + (mat & 1) * 8, BN * 128));
+        else if (TMB)
+          kf_ldm4t(r, bs + swz(kk + (mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8, BK * 128));
+        else if (TB)
+          kf_ldm4(r, kf_saddr(b + (j * 8 + (mat >> 1) * 8 + r8) * B_LD + kk + (mat & 1) * 8));
+        else
+          kf_ldm4t(r, kf_saddr(b + (kk + (mat & 1) * 8 + r8) * B_LD + j * 8 + (mat >> 1) * 8));
+        bf[j][0] = r[0];
+        bf[j][1] = r[1];
+        bf[j + 1][0] = r[2];
+        bf[j + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+        kf_mma<DT>(acc[j], af, bf[j]);
+    }
+  }
+  kf_cp_wait<0>();
+  __syncthreads(); // every warp is done with the ring: it now holds the partial sums
+  // [WARPS][M][LDR]: rows padded to LDR = BN + 8 floats (8 mod 32 banks), so each half-warp's
+  // float2 stores of (g, 2t..2t+1) hit 32 distinct banks.
+  constexpr int LDR = BN + 8, EP = M * LDR;
+  float *red = reinterpret_cast<float *>(aligned);
+  const int g = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int j = 0; j < NI; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = g + h * 8;
+      if (m < M)
+        *reinterpret_cast<float2 *>(red + warp * EP + m * LDR + j * 8 + t4 * 2) =
+            make_float2(acc[j][2 * h], acc[j][2 * h + 1]);
+    }
+  __syncthreads();
+  auto at = [](int e) { return e / BN * LDR + e % BN; }; // element e = m * BN + col of red
+  if (KS == 1) {
+    kf_decode_epilogue<(E + THREADS - 1) / THREADS, BN, N, THREADS>(0, E, n0, cbase, epi, [&](int e) {
+      float v = red[at(e)];
+#pragma unroll
+      for (int w = 1; w < WARPS; ++w)
+        v += red[w * EP + at(e)];
+      return v;
+    });
+  } else {
+    // This CTA's partial into red[at(e)]: only its owner thread reads and writes it.
+    for (int e = tid; e < E; e += THREADS) {
+      float v = red[at(e)];
+#pragma unroll
+      for (int w = 1; w < WARPS; ++w)
+        v += red[w * EP + at(e)];
+      red[at(e)] = v;
+    }
+    kf_cluster_sync(); // every rank's partial is complete and visible to the cluster
+    constexpr int EPR = (E + KS - 1) / KS;
+    unsigned base[KS];
+#pragma unroll
+    for (int q = 0; q < KS; ++q)
+      base[q] = kf_cluster_addr(kf_saddr(red), q);
+    kf_decode_epilogue<(EPR + THREADS - 1) / THREADS, BN, N, THREADS>(rank * EPR, min(E, (rank + 1) * EPR), n0, cbase, epi, [&](int e) {
+      float v = 0.0f;
+#pragma unroll
+      for (int q = 0; q < KS; ++q)
+        v += kf_ld_cluster_f32(base[q] + 4u * at(e));
+      return v;
+    });
+    // No CTA exits (freeing its shared memory) while others still read it. The reads are
+    // complete (their values are used above), so the arrive needs no release.
+    kf_cluster_sync_relaxed();
+  }
+}
