@@ -286,11 +286,11 @@ int main(int argc, char **argv) {
       exe.launch({A, B, bias}, {C}, nullptr);
       D->check(D->cuCtxSynchronize(), "first run");
       Timed ours = timed([&] { exe.launchKernel(0, nullptr); }, reps);
-      rowOut(s.name, "kfuse " + exe.specs()[0].gemm->describe(), ours, flops, wbytes);
+      rowOut(s.name, "kfuse " + exe.specs()[0].gemm()->describe(), ours, flops, wbytes);
       std::vector<uint16_t> mine = download(C, s.M * s.N);
       // Other configurations of the same kernel, chosen as a tuning would choose them.
       const codegen::Target target = runtime::deviceTarget(*D);
-      const codegen::GemmSpec &chosen = *exe.specs()[0].gemm;
+      const codegen::GemmSpec &chosen = *exe.specs()[0].gemm();
       for (const std::string &want : configs)
         for (const codegen::GemmSpec &c : codegen::gemmCandidates(chosen, target)) {
           if (c.describe().find(want) == std::string::npos || c.describe() == chosen.describe())
@@ -302,7 +302,7 @@ int main(int argc, char **argv) {
           runtime::Executable other(*D, runtime::compileAsGiven(*D, *g, tuned));
           other.launch({A, B, bias}, {C}, nullptr);
           Timed t = timed([&] { other.launchKernel(0, nullptr); }, reps);
-          rowOut(s.name, "kfuse " + other.specs()[0].gemm->describe(), t, flops, wbytes);
+          rowOut(s.name, "kfuse " + other.specs()[0].gemm()->describe(), t, flops, wbytes);
           compareOutputs("this kfuse configuration", download(C, s.M * s.N), mine);
         }
       if (s.M > 16) { // the portable mma.sync kernel on the same problem, for comparison
@@ -311,7 +311,7 @@ int main(int argc, char **argv) {
         runtime::Executable tc(*D, runtime::compileAsGiven(*D, *g, portable));
         tc.launch({A, B, bias}, {C}, nullptr);
         Timed tcMs = timed([&] { tc.launchKernel(0, nullptr); }, reps);
-        rowOut(s.name, "kfuse portable sm_90: " + tc.specs()[0].gemm->describe(), tcMs, flops,
+        rowOut(s.name, "kfuse portable sm_90: " + tc.specs()[0].gemm()->describe(), tcMs, flops,
                wbytes);
         compareOutputs("portable kfuse", download(C, s.M * s.N), mine);
       }
@@ -365,13 +365,13 @@ int main(int argc, char **argv) {
       runtime::Executable exact(*D, runtime::compileAsGiven(*D, *g));
       exact.launch({A, B, bias}, {R}, nullptr);
       Timed te = timed([&] { exact.launchKernel(0, nullptr); }, reps);
-      rowOut(name, "kfuse " + exact.specs()[0].gemm->describe(), te, flops, wbytes);
+      rowOut(name, "kfuse " + exact.specs()[0].gemm()->describe(), te, flops, wbytes);
       compiler::CompileOptions tf;
       tf.allowTf32 = true;
       runtime::Executable tf32(*D, runtime::compileAsGiven(*D, *g, tf));
       tf32.launch({A, B, bias}, {C}, nullptr);
       Timed tt = timed([&] { tf32.launchKernel(0, nullptr); }, reps);
-      rowOut(name, "kfuse --tf32 " + tf32.specs()[0].gemm->describe(), tt, flops, wbytes);
+      rowOut(name, "kfuse --tf32 " + tf32.specs()[0].gemm()->describe(), tt, flops, wbytes);
       compareF32("exact kfuse", R, C, M * N, 1e-2);
       Graph ew("bias_relu");
       Value hv = ew.input("h", f32, {M, N});

@@ -3,6 +3,7 @@
 #include "codegen/DeviceCode.h"
 #include "codegen/Emitter.h"
 #include "codegen/GemmCodegen.h"
+#include "codegen/KernelEmitter.h"
 #include "codegen/WgmmaCodegen.h"
 #include "ir/Error.h"
 
@@ -231,7 +232,7 @@ public:
     return groups[0].stride == 0 ? Access::Splat : Access::Row;
   }
   /// Whether input j arrives at the element function as a raw value (a<j>).
-  bool rawInput(size_t j) const { return !k_.gemm && access(k_.inputs[j]) != Access::Gather; }
+  bool rawInput(size_t j) const { return !k_.gemm() && access(k_.inputs[j]) != Access::Gather; }
 
   /// __device__ function computing one element at linear index i. Inputs read by the
   /// callers arrive as raw values (a<j>), full outputs leave as raw values (r<j>); other
@@ -240,7 +241,7 @@ public:
   /// its pointer (inputs 0 and 1, A and B, are not read here) and full outputs leave as raw
   /// values too, for the GEMM kernel to store (directly, or staged for coalesced stores).
   void writeElem() {
-    const bool gemm = k_.gemm.has_value();
+    const bool gemm = k_.gemm() != nullptr;
     std::string params = fmt::format("{} i", idx_);
     if (gemm)
       params += ", float acc";
@@ -499,6 +500,10 @@ private:
 };
 } // namespace
 
+void emitPointwiseKernel(Emitter &e, const KernelSpec &k, const CodegenOptions &o) {
+  KernelWriter(e, k, o).write();
+}
+
 void emitElementFunction(Emitter &e, const KernelSpec &k) {
   KernelWriter(e, k, CodegenOptions{}).writeElem();
 }
@@ -517,10 +522,7 @@ std::string kernelPointerArgs(const KernelSpec &k) {
 static std::string emitKernel(const KernelSpec &k, const CodegenOptions &options) {
   Emitter ke;
   ke.blank();
-  if (k.gemm)
-    emitGemmKernel(ke, k);
-  else
-    KernelWriter(ke, k, options).write();
+  emitterFor(k).emit(ke, k, options);
   return ke.str();
 }
 
@@ -542,9 +544,9 @@ static std::string helpersFor(const std::string &kernels, const std::vector<unsi
 static std::vector<unsigned> wgmmaWidths(const std::vector<KernelSpec> &specs) {
   std::vector<unsigned> widths;
   for (const KernelSpec &k : specs)
-    if (k.gemm && k.gemm->kernel == GemmKernel::Wgmma &&
-        std::find(widths.begin(), widths.end(), k.gemm->bn) == widths.end())
-      widths.push_back(k.gemm->bn);
+    if (k.gemm() && k.gemm()->kernel == GemmKernel::Wgmma &&
+        std::find(widths.begin(), widths.end(), k.gemm()->bn) == widths.end())
+      widths.push_back(k.gemm()->bn);
   std::sort(widths.begin(), widths.end());
   return widths;
 }

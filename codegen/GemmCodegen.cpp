@@ -30,7 +30,7 @@ static std::string batchOffset(const GemmSpec &s, const std::vector<int64_t> &st
 }
 
 void emitGemmKernel(Emitter &e, const KernelSpec &k) {
-  const GemmSpec &s = *k.gemm;
+  const GemmSpec &s = *k.gemm();
   emitElementFunction(e, k);
   e.blank();
   std::string args = kernelPointerArgs(k);

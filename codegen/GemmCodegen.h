@@ -12,7 +12,7 @@ namespace kfuse::codegen {
 
 class Emitter;
 
-/// The epilogue element function, its functor and the __global__ kernel for `k` (k.gemm set).
+/// The epilogue element function, its functor and the __global__ kernel for `k` (k.gemm() set).
 void emitGemmKernel(Emitter &e, const KernelSpec &k);
 
 } // namespace kfuse::codegen

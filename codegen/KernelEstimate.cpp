@@ -41,8 +41,8 @@ KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const D
   e.roofSeconds = d.roofline(bytes, flops);
   double tCompute = tFlop;
   std::string grid;
-  if (k.gemm && k.numel() > 0) {
-    const GemmSpec &s = *k.gemm;
+  if (k.gemm() && k.numel() > 0) {
+    const GemmSpec &s = *k.gemm();
     TileGrid g = tileGrid(s, target);
     const double rounds = std::max(1.0, ceilDiv(g.ctas, g.slots));
     e.busy = g.ctas > 0 ? g.ctas / (rounds * g.slots) : 1.0;

@@ -1,5 +1,7 @@
 #include "codegen/KernelSpec.h"
 
+#include "codegen/KernelEmitter.h"
+
 #include "ir/Error.h"
 
 #include <algorithm>
@@ -50,38 +52,10 @@ int64_t KernelSpec::bytesMoved() const {
   return b;
 }
 
-double KernelSpec::flops() const {
-  if (gemm) // 2 M N K per batch, and the epilogue (ops after the matmul) per element of C
-    return 2.0 * double(gemm->M) * double(gemm->N) * double(gemm->K) * double(gemm->batch()) +
-           double(ops.size() - 1) * double(numel());
-  return static_cast<double>(ops.size()) * static_cast<double>(numel());
-}
-static unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
+double KernelSpec::flops() const { return emitterFor(*this).flops(*this); }
 
 LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const {
-  LaunchConfig c;
-  if (gemm) {
-    const GemmSpec &s = *gemm;
-    c.block = s.threads();
-    c.grid = ceilDiv(s.N, s.bn);
-    c.gridY = s.kernel == GemmKernel::Gemv ? 1 : ceilDiv(s.M, s.bm);
-    if (s.kernel == GemmKernel::Decode) // y: the K slices, one cluster (gridY == cluster size)
-      c.gridY = s.ks;
-    c.gridZ = static_cast<unsigned>(s.batch());
-    if (s.kernel == GemmKernel::Wgmma) { // persistent: one CTA per SM, looping over tiles
-      c.grid = s.ctas;
-      c.gridY = c.gridZ = 1;
-    }
-    c.sharedBytes = static_cast<unsigned>(s.sharedBytes());
-    return c;
-  }
-  c.block = block;
-  uint64_t n = static_cast<uint64_t>(numel());
-  uint64_t v = vectorWidth();
-  uint64_t work = n / v + n % v; // vector iterations plus the scalar tail
-  uint64_t blocks = (work + block - 1) / block;
-  c.grid = std::max<uint64_t>(1, std::min(blocks, maxBlocks));
-  return c;
+  return emitterFor(*this).launch(*this, block, maxBlocks);
 }
 
 static SpecTensor makeTensor(const Node *n, const Shape &iter) {
@@ -92,6 +66,12 @@ static SpecTensor makeTensor(const Node *n, const Shape &iter) {
   t.aligned.append(n->shape().begin(), n->shape().end());
   t.full = t.aligned == iter;
   return t;
+}
+
+const char *kindName(const KernelKind &k) {
+  if (const GemmSpec *g = std::get_if<GemmSpec>(&k))
+    return gemmKernelName(g->kernel);
+  return "pointwise";
 }
 
 std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
@@ -190,9 +170,10 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
       if (mm->shape() != iter)
         fail("kernel '{}': the matmul epilogue iterates over {}, not the matmul's shape {}",
              grp.name, shapeToString(iter), shapeToString(mm->shape()));
-      k.gemm = makeGemmSpec(mm, target);
+      GemmSpec gemm = makeGemmSpec(mm, target);
       if (tuning)
-        applyTuning(*k.gemm, target, *tuning);
+        applyTuning(gemm, target, *tuning);
+      k.kind = std::move(gemm);
       // A and B: read by the GEMM's own loads, never through the epilogue's index map.
       for (unsigned j = 0; j < 2; ++j) {
         SpecTensor t;

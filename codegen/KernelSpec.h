@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,12 @@ struct LaunchConfig {
   unsigned sharedBytes = 0; ///< dynamic; above 48 KB the runtime raises the function's limit
 };
 
+/// An elementwise kernel: every op over the iteration shape, one element per step.
+struct Pointwise {};
+using KernelKind = std::variant<Pointwise, GemmSpec>;
+/// "pointwise" or the GEMM kernel's name ("wgmma", "tensor-core", ...).
+const char *kindName(const KernelKind &k);
+
 struct KernelSpec {
   unsigned index = 0;
   std::string name;    ///< the user's name (region name, or the node's name when unfused)
@@ -61,9 +68,13 @@ struct KernelSpec {
   std::vector<SpecTensor> inputs;
   std::vector<SpecOp> ops;
   std::vector<SpecOutput> outputs;
-  /// Set when the region holds a matmul: then ops[0] is the matmul (args: inputs 0 and 1,
-  /// its A and B, read only by the GEMM) and the other ops are its epilogue.
-  std::optional<GemmSpec> gemm;
+  /// The kernel's kind, a closed set (codegen/KernelEmitter.h emits each): Pointwise, or a
+  /// GemmSpec when the region holds a matmul: then ops[0] is the matmul (args: inputs 0 and
+  /// 1, its A and B, read only by the GEMM) and the other ops are its epilogue.
+  KernelKind kind;
+  /// The GEMM of a Gemm kernel, null for any other kind.
+  const GemmSpec *gemm() const { return std::get_if<GemmSpec>(&kind); }
+  GemmSpec *gemm() { return std::get_if<GemmSpec>(&kind); }
 
   int64_t numel() const { return numElements(iterShape); }
   /// Bytes the kernel moves: each input tensor read once, each output written once (the

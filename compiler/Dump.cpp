@@ -35,7 +35,7 @@ std::string kernelJson(const CompiledKernel &k) {
       "\"stack_bytes\": {}, \"static_shared_bytes\": {}, \"expected_seconds\": {:.6g}, "
       "\"why\": \"{}\", \"compile_ms\": {:.3f}, \"cached\": {}, \"source_bytes\": {}}}",
       jsonEscape(k.spec.name), k.spec.mangled,
-      k.spec.gemm ? jsonEscape(k.spec.gemm->describe()) : std::string("pointwise"),
+      k.spec.gemm() ? jsonEscape(k.spec.gemm()->describe()) : std::string("pointwise"),
       k.spec.numel(), launchJson(k.launch), p.registers, p.spillStores, p.spillLoads,
       p.stackBytes, p.sharedBytes, k.estimate.seconds, jsonEscape(k.estimate.why), k.compileMs,
       k.cached ? "true" : "false", k.source.size());

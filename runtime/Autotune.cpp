@@ -82,11 +82,11 @@ static DeviceBuffer randomBuffer(Driver &d, const TensorType &t, std::mt19937 &r
 /// Measures the candidates of kernel `k`'s problem; fills `r` and returns the choice.
 static GemmTuning::Choice measure(Driver &d, const KernelSpec &k, const Target &t,
                                   const AutotuneOptions &o, AutotuneResult &r) {
-  std::vector<GemmSpec> cands = gemmCandidates(*k.gemm, t);
+  std::vector<GemmSpec> cands = gemmCandidates(*k.gemm(), t);
   std::vector<KernelSpec> specs;
   for (size_t i = 0; i < cands.size(); ++i) {
     KernelSpec c = k;
-    c.gemm = cands[i];
+    c.kind = cands[i];
     c.index = static_cast<unsigned>(i);
     c.mangled = fmt::format("{}_cand{}", k.mangled, i);
     specs.push_back(std::move(c));
@@ -142,10 +142,10 @@ GemmTuning autotuneGemms(Driver &d, const std::vector<KernelSpec> &kernels, cons
                          std::vector<AutotuneResult> *results, const AutotuneOptions &o) {
   GemmTuning tuning;
   for (const KernelSpec &k : kernels) {
-    if (!k.gemm || k.numel() == 0)
+    if (!k.gemm() || k.numel() == 0)
       continue;
-    std::string key = gemmProblemKey(*k.gemm, t);
-    if (tuning.byProblem.count(key) || gemmCandidates(*k.gemm, t).size() < 2)
+    std::string key = gemmProblemKey(*k.gemm(), t);
+    if (tuning.byProblem.count(key) || gemmCandidates(*k.gemm(), t).size() < 2)
       continue;
     AutotuneResult r;
     r.kernel = k.name;

@@ -1,5 +1,6 @@
 #include "runtime/Executable.h"
 
+#include "codegen/KernelEmitter.h"
 #include "ir/Error.h"
 #include "runtime/Schedule.h"
 #include "runtime/TensorMap.h"
@@ -40,6 +41,8 @@ Executable::Executable(Driver &d, const compiler::CompiledModule &m)
     specs_.push_back(k.spec);
     configs_.push_back(k.launch);
   }
+  for (const KernelSpec &s : specs_) // after specs_ is whole: tensor-map params point into it
+    params_.push_back(emitterFor(s).params(s));
   std::vector<unsigned> external = inputIds_;
   external.insert(external.end(), outputIds_.begin(), outputIds_.end());
   plan_ = planMemory(specs_, external);
@@ -93,35 +96,32 @@ void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdevic
     where.try_emplace(outputIds_[j], outputs[j]);
   for (auto [id, off] : plan_.offsetOf)
     where[id] = arena_ + off;
-  for (size_t k = 0; k < specs_.size(); ++k) {
-    std::vector<CUdeviceptr> &a = args_[k];
-    a.clear();
-    for (const SpecTensor &t : specs_[k].inputs)
-      a.push_back(where.at(t.nodeId));
-    // GEMM operands are read with 16-byte copies and loads.
-    for (size_t j = 0; specs_[k].gemm && j < 2; ++j)
-      if (a[j] % 16 != 0)
-        fail("kernel '{}': matmul operand {} at 0x{:x} is not 16-byte aligned", specs_[k].name, j,
-             a[j]);
-    for (const SpecOutput &o : specs_[k].outputs)
-      a.push_back(where.at(o.tensor.nodeId));
-    argPtrs_[k].clear();
-    if (const auto &s = specs_[k].gemm; s && s->tensorMaps()) {
-      // TMA kernels take their tensor maps first, by value: the Hopper GEMM A's and B's,
-      // the decode kernel B's.
-      if (s->tensorMaps() == 2) {
-        tensorMaps_[k][0] =
-            encodeTensorMap(d_, s->tmaA, s->dtype, a[0],
-                            fmt::format("kernel '{}', matmul operand A", specs_[k].name));
-        argPtrs_[k].push_back(&tensorMaps_[k][0]);
-      }
-      tensorMaps_[k][1] =
-          encodeTensorMap(d_, s->tmaB, s->dtype, a[1],
-                          fmt::format("kernel '{}', matmul operand B", specs_[k].name));
-      argPtrs_[k].push_back(&tensorMaps_[k][1]);
+  for (size_t k = 0; k < specs_.size(); ++k)
+    bindKernel(k, where);
+}
+
+void Executable::bindKernel(size_t k, const std::map<unsigned, CUdeviceptr> &where) {
+  const KernelSpec &s = specs_[k];
+  const std::vector<KernelParam> &params = params_[k];
+  // Sized before any address is taken: the parameters point into these.
+  std::vector<CUdeviceptr> &a = args_[k];
+  a.assign(params.size(), 0);
+  tensorMaps_[k].assign(params.size(), CUtensorMap{});
+  argPtrs_[k].clear();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const KernelParam &p = params[i];
+    const SpecTensor &t = p.output ? s.outputs[p.index].tensor : s.inputs[p.index];
+    a[i] = where.at(t.nodeId);
+    if (p.aligned16 && a[i] % 16 != 0)
+      fail("kernel '{}': {} {} at 0x{:x} is not 16-byte aligned (read with 16-byte loads)", s.name,
+           p.output ? "output" : "input", p.index, a[i]);
+    if (p.kind == KernelParam::TensorMap) {
+      tensorMaps_[k][i] = encodeTensorMap(d_, *p.map, t.type.dtype, a[i],
+                                          fmt::format("kernel '{}', input {}", s.name, p.index));
+      argPtrs_[k].push_back(&tensorMaps_[k][i]);
+    } else {
+      argPtrs_[k].push_back(&a[i]);
     }
-    for (CUdeviceptr &p : a)
-      argPtrs_[k].push_back(&p);
   }
 }
 

@@ -5,12 +5,14 @@
 /// (device pointers). It launches the kernels on a stream, or records them once as a CUDA
 /// graph (explicit kernel nodes with dependency edges) that is replayed and can be rebound
 /// to other buffers.
+#include "codegen/KernelEmitter.h"
 #include "codegen/KernelSpec.h"
 #include "compiler/Compile.h"
 #include "runtime/Driver.h"
 #include "runtime/MemoryPlan.h"
 
 #include <array>
+#include <map>
 #include <llvm/ADT/ArrayRef.h>
 #include <string>
 #include <vector>
@@ -58,6 +60,7 @@ public:
 
 private:
   CUDA_KERNEL_NODE_PARAMS nodeParams(unsigned k);
+  void bindKernel(size_t k, const std::map<unsigned, CUdeviceptr> &where);
 
   Driver &d_;
   std::vector<codegen::KernelSpec> specs_;
@@ -69,8 +72,10 @@ private:
   CUdeviceptr arena_ = 0;
   std::vector<std::vector<CUdeviceptr>> args_;
   std::vector<std::vector<void *>> argPtrs_;
-  /// Per kernel, A's and B's TMA tensor maps (Hopper GEMM kernels only).
-  std::vector<std::array<CUtensorMap, 2>> tensorMaps_;
+  /// Per kernel: its parameters (codegen/KernelEmitter.h), and the tensor maps among them,
+  /// at the parameter's position.
+  std::vector<std::vector<codegen::KernelParam>> params_;
+  std::vector<std::vector<CUtensorMap>> tensorMaps_;
   /// Per graph output: -1 when a kernel writes it; otherwise the graph input (i) or
   /// earlier output (-2 - j) it is a copy of (`output %x` of an input, or twice the same).
   std::vector<int> copySource_;

@@ -101,7 +101,7 @@ std::string Program::check(const std::vector<Tensor> &inputs,
   // A matmul on TF32 tensor cores rounded its inputs to f16's 10-bit mantissa.
   DType loosest = DType::F32;
   for (const codegen::KernelSpec &k : exe_->specs()) {
-    if (k.gemm && k.gemm->tf32())
+    if (k.gemm() && k.gemm()->tf32())
       loosest = coarserDType(loosest, DType::F16);
     for (const codegen::SpecOutput &o : k.outputs)
       loosest = coarserDType(loosest, o.tensor.type.dtype);

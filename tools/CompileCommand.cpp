@@ -37,13 +37,13 @@ void printKernel(const compiler::CompiledKernel &k, std::string &launches) {
                                        k.ptxas.spillStores + k.ptxas.spillLoads);
   std::string took =
       fmt::format("compiled in {:.0f} ms{}", k.compileMs, k.cached ? " (cached)" : "");
-  if (!s.gemm) {
+  if (!s.gemm()) {
     launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
     fmt::print("  {:<24} {:>12} elements  grid {} x block {}; {}{}\n", s.mangled, s.numel(),
                lc.grid, lc.block, took, regs);
     return;
   }
-  const codegen::GemmSpec &gs = *s.gemm;
+  const codegen::GemmSpec &gs = *s.gemm();
   launches += fmt::format("{} {} {} {} {} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel(),
                           lc.gridY, lc.gridZ, lc.sharedBytes, codegen::gemmKernelName(gs.kernel));
   fmt::print("  {:<24} {:>12} elements  grid {}x{}x{} x block {}, {} B shared: {}\n", s.mangled,

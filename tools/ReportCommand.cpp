@@ -49,9 +49,9 @@ std::string kernelSection(const Planned &p) {
                        p.error);
   std::string gemms, times;
   for (const compiler::CompiledKernel &k : m.kernels) {
-    if (k.spec.gemm)
+    if (k.spec.gemm())
       gemms += fmt::format("  {:<10} {}\n             because {}\n", k.spec.name,
-                           k.spec.gemm->describe(), k.spec.gemm->why);
+                           k.spec.gemm()->describe(), k.spec.gemm()->why);
     times += fmt::format("  {:<10} {:>9}  {}\n", k.spec.name, formatSeconds(k.estimate.seconds),
                          k.estimate.why);
   }
@@ -80,7 +80,7 @@ std::string kernelJson(const Planned &p) {
         "\"busy\": {:.6g}, \"useful\": {:.6g}, \"kernel_rate\": {:.6g}, \"compute_bound\": {}, "
         "\"why\": \"{}\"}}",
         kernels.empty() ? "" : ", ", jsonEscape(k.spec.name),
-        k.spec.gemm ? fmt::format("\"{}\"", jsonEscape(k.spec.gemm->describe()))
+        k.spec.gemm() ? fmt::format("\"{}\"", jsonEscape(k.spec.gemm()->describe()))
                     : std::string("null"),
         e.seconds, e.roofSeconds, e.busy, e.useful, e.rate, e.computeBound ? "true" : "false",
         jsonEscape(e.why));

@@ -71,13 +71,13 @@ TEST_CASE("autotune: every candidate timed, the fastest kept and cached, results
   // The program runs the chosen configurations, says so, and matches the interpreter.
   unsigned tunedKernels = 0;
   for (const codegen::KernelSpec &k : tuned.executable().specs())
-    if (k.gemm) {
+    if (k.gemm()) {
       ++tunedKernels;
-      CHECK(k.gemm->why.rfind("autotuned on " + d.deviceName, 0) == 0);
+      CHECK(k.gemm()->why.rfind("autotuned on " + d.deviceName, 0) == 0);
       bool listed = false;
       for (const runtime::AutotuneResult &r : res)
-        listed |= r.tried[r.chosen].config == k.gemm->describe() &&
-                  r.key == codegen::gemmProblemKey(*k.gemm, t);
+        listed |= r.tried[r.chosen].config == k.gemm()->describe() &&
+                  r.key == codegen::gemmProblemKey(*k.gemm(), t);
       CHECK(listed);
     }
   CHECK(tunedKernels == 2);
@@ -124,8 +124,8 @@ TEST_CASE("autotune: every candidate configuration is correct", "[gpu][gemm][tun
     runtime::Program ref(g); // the reference, and the fused plan the candidates come from
     std::vector<Tensor> inputs = randomInputs(g, 11 + p.M);
     const codegen::KernelSpec &k = ref.executable().specs().at(0);
-    REQUIRE(k.gemm);
-    std::vector<codegen::GemmSpec> cands = codegen::gemmCandidates(*k.gemm, t);
+    REQUIRE(k.gemm());
+    std::vector<codegen::GemmSpec> cands = codegen::gemmCandidates(*k.gemm(), t);
     // The Hopper problem's 15 tiles fit one per CTA; each candidate again on 4 CTAs takes
     // 3-4 tiles per CTA (ping-pong: 1-2 per consumer, one consumer with one tile more).
     for (size_t i = 0, n = cands.size(); i < n; ++i)
@@ -136,7 +136,7 @@ TEST_CASE("autotune: every candidate configuration is correct", "[gpu][gemm][tun
     std::vector<codegen::KernelSpec> specs;
     for (size_t i = 0; i < cands.size(); ++i) {
       codegen::KernelSpec c = k;
-      c.gemm = cands[i];
+      c.kind = cands[i];
       c.index = static_cast<unsigned>(i);
       c.mangled = fmt::format("{}_cand{}", k.mangled, i);
       specs.push_back(c);

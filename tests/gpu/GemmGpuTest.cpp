@@ -389,10 +389,10 @@ TEST_CASE("GEMM: random shapes, transposes, dtypes and epilogues against the int
       auto g = gemmGraph(t, sa, sb, attrs, epi);
       RunResult r = runOnGpu(*g, 100 + run++);
       REQUIRE(r.specs.size() == 1);
-      REQUIRE(r.specs[0].gemm);
+      REQUIRE(r.specs[0].gemm());
       INFO(dtypeName(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K
                         << " transA=" << attrs.transA << " transB=" << attrs.transB << " epilogue="
-                        << epiName(epi) << " kernel " << r.specs[0].gemm->describe());
+                        << epiName(epi) << " kernel " << r.specs[0].gemm()->describe());
       CHECK(checkWithInterpreter(*g, r) == "");
     }
 }
@@ -424,12 +424,12 @@ TEST_CASE("GEMM: the decode kernel (M <= 16, f16/bf16) on odd shapes, both layou
           auto g = gemmGraph(t, sa, sb, {ta, tb}, epi);
           RunResult r = runOnGpu(*g, 3000 + run++);
           REQUIRE(r.specs.size() == 1);
-          REQUIRE(r.specs[0].gemm);
+          REQUIRE(r.specs[0].gemm());
           INFO(dtypeName(t) << " M=" << M << " N=" << N << " K=" << K << " transA=" << ta
                             << " transB=" << tb << " epilogue=" << epiName(epi) << " kernel "
-                            << r.specs[0].gemm->describe());
+                            << r.specs[0].gemm()->describe());
           if (d.ccMajor >= 8)
-            CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Decode);
+            CHECK(r.specs[0].gemm()->kernel == codegen::GemmKernel::Decode);
           CHECK(checkWithInterpreter(*g, r) == "");
         }
 }
@@ -446,10 +446,10 @@ TEST_CASE("GEMM: the decode kernel on the benchmark shapes and batched (clusters
       auto g = gemmGraph(DType::BF16, {M, K}, tb ? Shape{N, K} : Shape{K, N}, {false, tb},
                          Epi::BiasRelu);
       RunResult r = runOnGpu(*g, 4000 + run++);
-      REQUIRE(r.specs[0].gemm);
-      INFO("M=" << M << " transB=" << tb << " " << r.specs[0].gemm->describe());
+      REQUIRE(r.specs[0].gemm());
+      INFO("M=" << M << " transB=" << tb << " " << r.specs[0].gemm()->describe());
       if (d.ccMajor >= 9)
-        CHECK(r.specs[0].gemm->tensorMaps() == 1);
+        CHECK(r.specs[0].gemm()->tensorMaps() == 1);
       CHECK(checkSampled(*g, r, 2000, 4100 + run) == "");
     }
   // Batches on grid z beside the cluster on y: a [2,1,M,K] x b [3,K,N] (or [3,N,K]) with a
@@ -460,10 +460,10 @@ TEST_CASE("GEMM: the decode kernel on the benchmark shapes and batched (clusters
       auto g = gemmGraph(DType::BF16, {2, 1, M, K}, tb ? Shape{3, N, K} : Shape{3, K, N},
                          {false, tb}, M == 3 ? Epi::ResidualGelu : Epi::BiasRelu);
       RunResult r = runOnGpu(*g, 4200 + run++);
-      REQUIRE(r.specs[0].gemm);
-      INFO("batched M=" << M << " transB=" << tb << " " << r.specs[0].gemm->describe());
+      REQUIRE(r.specs[0].gemm());
+      INFO("batched M=" << M << " transB=" << tb << " " << r.specs[0].gemm()->describe());
       if (d.ccMajor >= 8)
-        CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Decode);
+        CHECK(r.specs[0].gemm()->kernel == codegen::GemmKernel::Decode);
       CHECK(checkWithInterpreter(*g, r) == "");
     }
 }
@@ -484,9 +484,9 @@ TEST_CASE("GEMM: every kernel on one problem per dtype and transpose pair", "[gp
             Shape sb = attrs.transB ? Shape{N, K} : Shape{K, N};
             auto g = gemmGraph(t, sa, sb, attrs, Epi::BiasRelu);
             RunResult r = runOnGpu(*g, 500 + run++, false, archSpecific);
-            REQUIRE(r.specs[0].gemm);
+            REQUIRE(r.specs[0].gemm());
             INFO(dtypeName(t) << " M=" << M << " K=" << K << " transA=" << attrs.transA
-                              << " transB=" << attrs.transB << " " << r.specs[0].gemm->describe());
+                              << " transB=" << attrs.transB << " " << r.specs[0].gemm()->describe());
             CHECK(checkWithInterpreter(*g, r) == "");
           }
 }
@@ -538,8 +538,8 @@ TEST_CASE("GEMM: f32 on TF32 tensor cores where allowed, every layout and tile e
       auto g = gemmGraph(DType::F32, sa, sb, attrs, epi);
       RunResult r = runOnGpu(*g, 7000 + run++, false, true, nullptr, true);
       REQUIRE(r.specs.size() == 1);
-      REQUIRE(r.specs[0].gemm);
-      const codegen::GemmSpec &s = *r.specs[0].gemm;
+      REQUIRE(r.specs[0].gemm());
+      const codegen::GemmSpec &s = *r.specs[0].gemm();
       INFO("M=" << c.M << " N=" << c.N << " K=" << c.K << " transA=" << attrs.transA
                 << " transB=" << attrs.transB << " epilogue=" << epiName(epi) << " kernel "
                 << s.describe());
@@ -558,7 +558,7 @@ TEST_CASE("GEMM: f32 on TF32 tensor cores where allowed, every layout and tile e
   // Not allowed (the default), the same f32 problem stays exact: FFMA tiles.
   auto g = gemmGraph(DType::F32, {300, 61}, {61, 203}, {}, Epi::BiasRelu);
   RunResult r = runOnGpu(*g, 7100);
-  CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Simt);
+  CHECK(r.specs[0].gemm()->kernel == codegen::GemmKernel::Simt);
   CHECK(checkWithInterpreter(*g, r) == "");
 }
 
@@ -578,17 +578,17 @@ TEST_CASE("GEMM: TF32 wgmma, every 4-stage configuration", "[gpu][gemm][tf32][wg
   auto g = gemmGraph(DType::F32, {M, K}, {N, K}, {false, true}, Epi::BiasRelu);
   auto specs = codegen::buildKernelSpecs(*g, t);
   REQUIRE(specs.size() == 1);
-  REQUIRE(specs[0].gemm);
-  REQUIRE(specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+  REQUIRE(specs[0].gemm());
+  REQUIRE(specs[0].gemm()->kernel == codegen::GemmKernel::Wgmma);
   int tried = 0;
-  for (const codegen::GemmSpec &c : codegen::gemmCandidates(*specs[0].gemm, t)) {
+  for (const codegen::GemmSpec &c : codegen::gemmCandidates(*specs[0].gemm(), t)) {
     if (c.stages != 4)
       continue;
     codegen::GemmTuning tuning;
-    tuning.byProblem[codegen::gemmProblemKey(*specs[0].gemm, t)] = {c.describe(), "test"};
+    tuning.byProblem[codegen::gemmProblemKey(*specs[0].gemm(), t)] = {c.describe(), "test"};
     RunResult r = runOnGpu(*g, 7200 + tried++, false, true, &tuning, true);
-    INFO(r.specs[0].gemm->describe());
-    CHECK(r.specs[0].gemm->describe() == c.describe());
+    INFO(r.specs[0].gemm()->describe());
+    CHECK(r.specs[0].gemm()->describe() == c.describe());
     int64_t exactMisses = 0;
     CHECK(tf32Mismatch(*g, r, K, exactMisses) == "");
     CHECK(exactMisses > 0);
@@ -619,11 +619,11 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
       Shape sb = attrs.transB ? Shape{c.N, c.K} : Shape{c.K, c.N};
       auto g = gemmGraph(t, sa, sb, attrs, epi);
       RunResult r = runOnGpu(*g, 700 + run++);
-      REQUIRE(r.specs[0].gemm);
+      REQUIRE(r.specs[0].gemm());
       INFO(dtypeName(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K
                         << " transA=" << attrs.transA << " transB=" << attrs.transB << " epilogue="
-                        << epiName(epi) << " kernel " << r.specs[0].gemm->describe());
-      CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+                        << epiName(epi) << " kernel " << r.specs[0].gemm()->describe());
+      CHECK(r.specs[0].gemm()->kernel == codegen::GemmKernel::Wgmma);
       CHECK(checkWithInterpreter(*g, r) == "");
     }
   // B as [N, K] leaves N free: odd N and N past a 64-column epilogue chunk by 1..7, where
@@ -635,10 +635,10 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
       Epi epi = static_cast<Epi>(run % 6);
       auto g = gemmGraph(t, ta ? Shape{c.K, c.M} : Shape{c.M, c.K}, Shape{c.N, c.K}, attrs, epi);
       RunResult r = runOnGpu(*g, 700 + run++);
-      REQUIRE(r.specs[0].gemm);
+      REQUIRE(r.specs[0].gemm());
       INFO(dtypeName(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K << " transA=" << ta
-                        << " epilogue=" << epiName(epi) << " " << r.specs[0].gemm->describe());
-      CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+                        << " epilogue=" << epiName(epi) << " " << r.specs[0].gemm()->describe());
+      CHECK(r.specs[0].gemm()->kernel == codegen::GemmKernel::Wgmma);
       CHECK(checkWithInterpreter(*g, r) == "");
     }
   // Batched, A broadcast over B's batches, both as a CUDA graph.
@@ -648,8 +648,8 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
   g->output(relu(matmul(a, b) + g->input("bias", DType::BF16, {136})));
   fuseGraph(*g);
   RunResult r = runOnGpu(*g, 799, true);
-  INFO(r.specs[0].gemm->describe());
-  CHECK(r.specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+  INFO(r.specs[0].gemm()->describe());
+  CHECK(r.specs[0].gemm()->kernel == codegen::GemmKernel::Wgmma);
   CHECK(checkWithInterpreter(*g, r) == "");
 }
 
@@ -679,18 +679,18 @@ static void checkWgmmaCandidate(int64_t K, uint64_t seed,
     fuseGraph(*g);
     auto specs = codegen::buildKernelSpecs(*g, t);
     REQUIRE(specs.size() == 1);
-    REQUIRE(specs[0].gemm);
-    REQUIRE(specs[0].gemm->kernel == codegen::GemmKernel::Wgmma);
+    REQUIRE(specs[0].gemm());
+    REQUIRE(specs[0].gemm()->kernel == codegen::GemmKernel::Wgmma);
     codegen::GemmTuning tuning;
-    for (const codegen::GemmSpec &c : codegen::gemmCandidates(*specs[0].gemm, t))
+    for (const codegen::GemmSpec &c : codegen::gemmCandidates(*specs[0].gemm(), t))
       if (pick(c))
-        tuning.byProblem[codegen::gemmProblemKey(*specs[0].gemm, t)] = {c.describe(), "test"};
+        tuning.byProblem[codegen::gemmProblemKey(*specs[0].gemm(), t)] = {c.describe(), "test"};
     REQUIRE(tuning.byProblem.size() == 1);
     RunResult r = runOnGpu(*g, seed + tr, false, true, &tuning);
     INFO(dtypeName(dt) << " transA=" << attrs.transA << " transB=" << attrs.transB
                        << " outputs=" << g->outputs().size() << " "
-                       << r.specs[0].gemm->describe());
-    const codegen::GemmSpec &s = *r.specs[0].gemm;
+                       << r.specs[0].gemm()->describe());
+    const codegen::GemmSpec &s = *r.specs[0].gemm();
     REQUIRE(pick(s));
     // Every SM busy, in whole clusters: units of `cluster` M-adjacent tiles.
     const unsigned units = unsigned((M + s.bm * s.cluster - 1) / (s.bm * s.cluster) * ((N + s.bn - 1) / s.bn));
@@ -761,7 +761,7 @@ TEST_CASE("GEMM: broadcast batch dims, broadcast bias and residual epilogues", "
       fuseGraph(*g);
       RunResult r = runOnGpu(*g, 900 + run++);
       REQUIRE(r.specs.size() == 1);
-      INFO(dtypeName(t) << " M=" << M << " " << r.specs[0].gemm->describe());
+      INFO(dtypeName(t) << " M=" << M << " " << r.specs[0].gemm()->describe());
       CHECK(checkWithInterpreter(*g, r) == "");
       // A transposed, batched on B only: a [K, M]^T x b [4, N, K]^T.
       auto h = std::make_unique<Graph>("batchedT");
@@ -770,7 +770,7 @@ TEST_CASE("GEMM: broadcast batch dims, broadcast bias and residual epilogues", "
       h->output(matmul(a2, b2, {true, true}) * 2.0);
       fuseGraph(*h);
       RunResult r2 = runOnGpu(*h, 950 + run++);
-      INFO(r2.specs[0].gemm->describe());
+      INFO(r2.specs[0].gemm()->describe());
       CHECK(checkWithInterpreter(*h, r2) == "");
     }
 }

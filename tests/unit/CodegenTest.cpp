@@ -126,7 +126,7 @@ TEST_CASE("user names are mangled, a lone matmul is a GEMM kernel", "[codegen]")
   g.output(matmul(a, b));
   std::vector<KernelSpec> specs = buildKernelSpecs(g);
   REQUIRE(specs.size() == 1);
-  REQUIRE(specs[0].gemm);
+  REQUIRE(specs[0].gemm());
   CHECK(specs[0].ops.size() == 1);
   CHECK(specs[0].outputs.size() == 1);
 }

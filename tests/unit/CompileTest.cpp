@@ -4,6 +4,7 @@
 #include "compiler/Compile.h"
 #include "compiler/Dump.h"
 #include "compiler/KernelCache.h"
+#include "codegen/KernelEmitter.h"
 #include "compiler/ParallelFor.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -94,7 +95,7 @@ TEST_CASE("compile: one call runs every stage; report and dump reuse the module"
     CHECK(k.estimate.seconds > 0);
     CHECK_FALSE(k.cached);
   }
-  CHECK(m.kernels[0].spec.gemm); // the matmul's kernel comes first (producers first)
+  CHECK(m.kernels[0].spec.gemm()); // the matmul's kernel comes first (producers first)
   CHECK(m.expectedSeconds() > 0);
 
   // Reporting and dumping read the module: no pass, no codegen, no NVRTC again.
@@ -200,10 +201,10 @@ TEST_CASE("compile: TF32 is the user's policy, applied to the target once", "[co
   CompiledModule exact = compile(g, o);
   o.allowTf32 = true;
   CompiledModule tf32 = compile(g, o);
-  REQUIRE(exact.kernels[0].spec.gemm);
-  REQUIRE(tf32.kernels[0].spec.gemm);
-  CHECK_FALSE(exact.kernels[0].spec.gemm->tf32());
-  CHECK(tf32.kernels[0].spec.gemm->tf32());
+  REQUIRE(exact.kernels[0].spec.gemm());
+  REQUIRE(tf32.kernels[0].spec.gemm());
+  CHECK_FALSE(exact.kernels[0].spec.gemm()->tf32());
+  CHECK(tf32.kernels[0].spec.gemm()->tf32());
   CHECK(tf32.target.allowTf32);
 }
 
@@ -242,4 +243,38 @@ TEST_CASE("compile: ptxas -v's report is read per kernel", "[compile]") {
   CHECK(b.registers == 22);
   CHECK(b.sharedBytes == 0);
   CHECK(parsePtxasInfo(log, "kf2_c").registers == -1);
+}
+
+TEST_CASE("kernel kinds: each kind's emitter gives its launch and its parameters as data",
+          "[compile][codegen]") {
+  auto g = threeKernels();
+  CompileOptions o;
+  o.until = Stage::Source;
+  CompiledModule m = compile(*g, o);
+  const codegen::KernelSpec &gemm = m.kernels[0].spec;
+  REQUIRE(gemm.gemm());
+  CHECK(std::string(codegen::kindName(gemm.kind)) == "wgmma");
+  std::vector<codegen::KernelParam> p = codegen::emitterFor(gemm).params(gemm);
+  // wgmma: A's and B's tensor maps first, then every input and output pointer.
+  REQUIRE(p.size() == 2 + gemm.inputs.size() + gemm.outputs.size());
+  CHECK(p[0].kind == codegen::KernelParam::TensorMap);
+  CHECK(p[0].index == 0);
+  CHECK(p[0].map == &gemm.gemm()->tmaA);
+  CHECK(p[1].kind == codegen::KernelParam::TensorMap);
+  CHECK(p[1].map == &gemm.gemm()->tmaB);
+  CHECK(p[2].kind == codegen::KernelParam::Pointer);
+  CHECK(p[2].aligned16);
+  CHECK(p.back().output);
+  const codegen::KernelSpec &pw = m.kernels[1].spec;
+  CHECK(std::holds_alternative<codegen::Pointwise>(pw.kind));
+  CHECK(std::string(codegen::kindName(pw.kind)) == "pointwise");
+  std::vector<codegen::KernelParam> q = codegen::emitterFor(pw).params(pw);
+  REQUIRE(q.size() == pw.inputs.size() + pw.outputs.size());
+  for (const codegen::KernelParam &x : q) {
+    CHECK(x.kind == codegen::KernelParam::Pointer);
+    CHECK_FALSE(x.aligned16);
+  }
+  CHECK(pw.launchConfig(256, 1000).block == 256);
+  CHECK(gemm.launchConfig(256, 1000).block == gemm.gemm()->threads());
+  CHECK(pw.flops() == double(pw.ops.size()) * double(pw.numel()));
 }

@@ -196,7 +196,7 @@ TEST_CASE("emitKernelSource: one kernel with its helpers, compiling alone", "[nv
     std::vector<KernelSpec> specs = buildKernelSpecs(*matmulGraph(t, m), target);
     REQUIRE(specs.size() == 1);
     jobs.push_back({emitKernelSource(specs[0]), arch});
-    return specs[0].gemm->kernel;
+    return specs[0].gemm()->kernel;
   };
   CHECK(gemm(bf16, 512, Target{90, 132}, "compute_90a") == GemmKernel::Wgmma);
   CHECK(gemm(f16, 512, Target{80, 108}, "compute_80") == GemmKernel::TensorCore);

@@ -30,8 +30,8 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   // sm_90a: wgmma with TMA-staged operands, 128x256 tiles where they fill the SMs.
   auto big = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), h100);
   REQUIRE(big.size() == 1);
-  REQUIRE(big[0].gemm);
-  const GemmSpec &w = *big[0].gemm;
+  REQUIRE(big[0].gemm());
+  const GemmSpec &w = *big[0].gemm();
   CHECK(w.kernel == GemmKernel::Wgmma);
   CHECK(w.bm == 128);
   CHECK(w.bn == 256);
@@ -51,8 +51,8 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
                                              {2048, 2048, 4096, 128, 256, 1, 128},
                                              {768, 2048, 8192, 128, 128, 2, 96}}) {
     auto k = buildKernelSpecs(*biasRelu(bf16, c.M, c.N, c.K), h100);
-    REQUIRE(k[0].gemm);
-    const GemmSpec &s = *k[0].gemm;
+    REQUIRE(k[0].gemm());
+    const GemmSpec &s = *k[0].gemm();
     INFO(c.M << "x" << c.N << "x" << c.K << ": " << s.describe());
     CHECK(s.kernel == GemmKernel::Wgmma);
     CHECK(s.bm == c.bm);
@@ -75,7 +75,7 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   CHECK(compileArch(h100) == "sm_90a");
   // Portable sm_90 (and sm_80): mma.sync, saying why not wgmma.
   auto tc = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), portable);
-  const GemmSpec &s = *tc[0].gemm;
+  const GemmSpec &s = *tc[0].gemm();
   CHECK(s.kernel == GemmKernel::TensorCore);
   CHECK(s.bm == 128);
   CHECK(s.why.find("1024 128x128 tiles") != std::string::npos);
@@ -89,34 +89,34 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   CHECK(c.sharedBytes == 4 * (128 * 40 + 32 * 136) * 2); // > 48 KB: the runtime opts in
   // Few tiles: a smaller tile to fill the SMs (128x128 for wgmma, 64x64 for mma.sync).
   auto mlp = buildKernelSpecs(*biasRelu(bf16, 64, 11008, 4096, {false, true}), h100);
-  CHECK(mlp[0].gemm->kernel == GemmKernel::Wgmma);
-  CHECK(mlp[0].gemm->bn == 128);
-  CHECK(mlp[0].gemm->tmaB.box[1] == 128); // B [N,K]: K-major boxes of 64 K x 128 rows
+  CHECK(mlp[0].gemm()->kernel == GemmKernel::Wgmma);
+  CHECK(mlp[0].gemm()->bn == 128);
+  CHECK(mlp[0].gemm()->tmaB.box[1] == 128); // B [N,K]: K-major boxes of 64 K x 128 rows
   auto mlpTc = buildKernelSpecs(*biasRelu(bf16, 64, 11008, 4096, {false, true}), portable);
-  CHECK(mlpTc[0].gemm->bm == 64);
-  CHECK(mlpTc[0].gemm->why.find("so 64x64") != std::string::npos);
+  CHECK(mlpTc[0].gemm()->bm == 64);
+  CHECK(mlpTc[0].gemm()->why.find("so 64x64") != std::string::npos);
   // TMA needs 16-byte rows: K = 61 for A [M,K] keeps mma.sync, and says so.
   auto odd = buildKernelSpecs(*biasRelu(f16, 300, 512, 61), h100);
-  CHECK(odd[0].gemm->kernel == GemmKernel::TensorCore);
-  CHECK(odd[0].gemm->why.find("not wgmma: A's rows (61 elements)") != std::string::npos);
+  CHECK(odd[0].gemm()->kernel == GemmKernel::TensorCore);
+  CHECK(odd[0].gemm()->why.find("not wgmma: A's rows (61 elements)") != std::string::npos);
   // No bf16 mma.sync before sm_80; f32 stays exact (FFMA, no TF32).
-  CHECK(buildKernelSpecs(*biasRelu(bf16, 4096, 512, 512), turing)[0].gemm->kernel ==
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 4096, 512, 512), turing)[0].gemm()->kernel ==
         GemmKernel::Simt);
   auto fp = buildKernelSpecs(*biasRelu(f32, 300, 512, 512), h100);
-  CHECK(fp[0].gemm->kernel == GemmKernel::Simt);
-  CHECK(fp[0].gemm->why.find("no TF32") != std::string::npos);
+  CHECK(fp[0].gemm()->kernel == GemmKernel::Simt);
+  CHECK(fp[0].gemm()->why.find("no TF32") != std::string::npos);
   // Small M in f32 (or f16/bf16 before sm_80): the weight-streaming gemv, either layout.
   for (bool tb : {false, true}) {
     auto dec = buildKernelSpecs(*biasRelu(f32, 1, 8192, 8192, {false, tb}), h100);
-    CHECK(dec[0].gemm->kernel == GemmKernel::Gemv);
-    CHECK(dec[0].gemm->why.find("M=1 <= 16") != std::string::npos);
+    CHECK(dec[0].gemm()->kernel == GemmKernel::Gemv);
+    CHECK(dec[0].gemm()->why.find("M=1 <= 16") != std::string::npos);
     CHECK(dec[0].launchConfig(256, 1).grid * dec[0].launchConfig(256, 1).gridY >= 2 * 132 - 8);
-    CHECK(buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), turing)[0].gemm->kernel ==
+    CHECK(buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), turing)[0].gemm()->kernel ==
           GemmKernel::Gemv);
   }
-  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm()->kernel ==
         GemmKernel::Wgmma);
-  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), portable)[0].gemm->kernel ==
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), portable)[0].gemm()->kernel ==
         GemmKernel::TensorCore);
 }
 
@@ -139,7 +139,7 @@ TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's param
   g.output(relu(matmul(a, b)));
   fuseGraph(g);
   auto specs = buildKernelSpecs(g, Target{90, 132});
-  const GemmSpec &s = *specs[0].gemm;
+  const GemmSpec &s = *specs[0].gemm();
   REQUIRE(s.kernel == GemmKernel::Wgmma);
   CHECK(s.tmaA.dims[0] == 64);
   CHECK(s.tmaA.dims[1] == 40);
@@ -167,8 +167,8 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
     for (bool tb : {false, true}) {
       INFO("M=" << M << " trans_b=" << tb);
       auto k = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8192, {false, tb}), h100);
-      REQUIRE(k[0].gemm);
-      const GemmSpec &s = *k[0].gemm;
+      REQUIRE(k[0].gemm());
+      const GemmSpec &s = *k[0].gemm();
       CHECK(s.kernel == GemmKernel::Decode);
       CHECK(s.bm == 16);
       CHECK(s.bn == 64);
@@ -195,42 +195,42 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
                                  M, tb ? "true" : "false")) != std::string::npos);
       // [N, K] with K not a multiple of 8 cannot go by TMA: cp.async, two CTAs per SM.
       auto odd = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8190, {false, true}), h100);
-      CHECK(odd[0].gemm->tensorMaps() == 0);
-      CHECK(odd[0].gemm->ks == 2);
+      CHECK(odd[0].gemm()->tensorMaps() == 0);
+      CHECK(odd[0].gemm()->ks == 2);
       // sm_80: no clusters, so no K split, 3 stages (two CTAs in an A100 SM's 164 KB).
       auto k80 = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8192, {false, tb}), a100);
-      CHECK(k80[0].gemm->kernel == GemmKernel::Decode);
-      CHECK(k80[0].gemm->ks == 1);
-      CHECK(k80[0].gemm->stages == 3);
+      CHECK(k80[0].gemm()->kernel == GemmKernel::Decode);
+      CHECK(k80[0].gemm()->ks == 1);
+      CHECK(k80[0].gemm()->stages == 3);
       CHECK(k80[0].launchConfig(256, 1).gridY == 1);
-      CHECK(k80[0].gemm->why.find("no thread-block clusters before sm_90") != std::string::npos);
+      CHECK(k80[0].gemm()->why.find("no thread-block clusters before sm_90") != std::string::npos);
       CHECK(emitProgram(k80).find("__cluster_dims__") == std::string::npos);
     }
   // f16 too; the cluster size follows the grid: 4096 columns give 64 tiles, so KS=2 with
   // one (TMA) CTA per SM, KS=4 with two (cp.async, K = 4092 not a multiple of 8).
   auto h = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4096, {false, true}), h100);
-  CHECK(h[0].gemm->kernel == GemmKernel::Decode);
-  CHECK(h[0].gemm->ks == 2);
+  CHECK(h[0].gemm()->kernel == GemmKernel::Decode);
+  CHECK(h[0].gemm()->ks == 2);
   auto h2 = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4092, {false, true}), h100);
-  CHECK(h2[0].gemm->ks == 4);
+  CHECK(h2[0].gemm()->ks == 4);
   // Empty K or N (found by BuilderFuzzer: the TMA map's matrix count divided by K x N = 0):
   // a decode kernel without a tensor map, never launched.
   for (auto [N, K] : std::vector<std::pair<int64_t, int64_t>>{{200, 0}, {0, 64}, {0, 0}}) {
     auto e = buildKernelSpecs(*biasRelu(bf16, 3, N, K, {false, true}), h100);
-    CHECK(e[0].gemm->kernel == GemmKernel::Decode);
-    CHECK(e[0].gemm->tensorMaps() == 0);
-    for (const GemmSpec &c : gemmCandidates(*e[0].gemm, h100))
+    CHECK(e[0].gemm()->kernel == GemmKernel::Decode);
+    CHECK(e[0].gemm()->tensorMaps() == 0);
+    for (const GemmSpec &c : gemmCandidates(*e[0].gemm(), h100))
       CHECK(c.tensorMaps() == 0);
   }
   // Small K: no rank may be left without a k tile (K=9: one tile, so no split).
   auto small = buildKernelSpecs(*biasRelu(bf16, 3, 200, 9), h100);
-  CHECK(small[0].gemm->kernel == GemmKernel::Decode);
-  CHECK(small[0].gemm->ks == 1);
+  CHECK(small[0].gemm()->kernel == GemmKernel::Decode);
+  CHECK(small[0].gemm()->ks == 1);
   CHECK(emitProgram(small).find("__cluster_dims__") == std::string::npos);
   // M=17 is the tile kernels' (wgmma on sm_90a); f32 stays on the exact gemv.
-  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm->kernel ==
+  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm()->kernel ==
         GemmKernel::Wgmma);
-  CHECK(buildKernelSpecs(*biasRelu(f32, 16, 8192, 8192), h100)[0].gemm->kernel == GemmKernel::Gemv);
+  CHECK(buildKernelSpecs(*biasRelu(f32, 16, 8192, 8192), h100)[0].gemm()->kernel == GemmKernel::Gemv);
 }
 
 TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list",
@@ -243,7 +243,7 @@ TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list"
   fuseGraph(g);
   auto specs = buildKernelSpecs(g);
   REQUIRE(specs.size() == 1);
-  const GemmSpec &s = *specs[0].gemm;
+  const GemmSpec &s = *specs[0].gemm();
   CHECK(s.batchShape == Shape{2, 3});
   CHECK(s.strideA == std::vector<int64_t>{5 * 40, 0});
   CHECK(s.strideB == std::vector<int64_t>{0, 40 * 24});
@@ -301,7 +301,7 @@ TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90a", "[nvr
     REQUIRE(specs.size() == vs.size());
     unsigned kinds = 0;
     for (const KernelSpec &k : specs)
-      kinds |= 1u << static_cast<unsigned>(k.gemm->kernel);
+      kinds |= 1u << static_cast<unsigned>(k.gemm()->kernel);
     auto bit = [](GemmKernel k) { return 1u << static_cast<unsigned>(k); };
     unsigned portable = bit(GemmKernel::TensorCore) | bit(GemmKernel::Simt) |
                         bit(GemmKernel::Gemv) | bit(GemmKernel::Decode);
@@ -356,8 +356,8 @@ TEST_CASE("NVRTC compiles decode GEMM variants: clusters and DSMEM on sm_90, non
     REQUIRE(specs.size() == vs.size());
     unsigned split = 0;
     for (const KernelSpec &k : specs) {
-      CHECK(k.gemm->kernel == GemmKernel::Decode);
-      split += k.gemm->ks > 1;
+      CHECK(k.gemm()->kernel == GemmKernel::Decode);
+      split += k.gemm()->ks > 1;
     }
     CHECK((sm >= 90 ? split >= 2 : split == 0));
     std::string src = emitProgram(specs);
@@ -448,10 +448,10 @@ TEST_CASE("expected kernel time: roofline, GEMM tile quantization, fixed cost pe
     // The last: TF32 on wgmma, W as [N, K] (device run 7).
     const bool nt = m.kernel == GemmKernel::Wgmma;
     auto k = buildKernelSpecs(*biasRelu(m.t, 4096, 4096, 4096, {false, nt}), *m.target);
-    REQUIRE(k[0].gemm);
-    CHECK(k[0].gemm->kernel == m.kernel);
+    REQUIRE(k[0].gemm());
+    CHECK(k[0].gemm()->kernel == m.kernel);
     KernelEstimate est = estimateKernel(k[0], *m.target, h200);
-    INFO(k[0].gemm->describe() << ": " << est.why);
+    INFO(k[0].gemm()->describe() << ": " << est.why);
     CHECK(est.seconds == Approx(m.seconds).epsilon(0.10));
     CHECK(est.rate < 0.5);
     CHECK(est.why.find("kernel rate") != std::string::npos);
@@ -468,8 +468,8 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
                  MatMulAttrs at = {}) {
     auto k = buildKernelSpecs(*biasRelu(t, M, N, K, at), target);
     REQUIRE(k.size() == 1);
-    REQUIRE(k[0].gemm);
-    return *k[0].gemm;
+    REQUIRE(k[0].gemm());
+    return *k[0].gemm();
   };
   // By default an f32 matmul keeps f32's 24-bit mantissa: FFMA tiles, on every device.
   for (const Target &t : {h200, ampere, turing}) {

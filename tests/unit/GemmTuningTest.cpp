@@ -27,8 +27,8 @@ static std::unique_ptr<Graph> mbr(DType t, int64_t M, int64_t N, int64_t K, bool
 static GemmSpec heuristic(const Graph &g, const Target &t) {
   auto specs = buildKernelSpecs(g, t);
   REQUIRE(specs.size() == 1);
-  REQUIRE(specs[0].gemm);
-  return *specs[0].gemm;
+  REQUIRE(specs[0].gemm());
+  return *specs[0].gemm();
 }
 
 TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][gemm][tune]") {
@@ -107,7 +107,7 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
   configureWgmma(h, h100, 2, 128, 6, true);
   auto specs = buildKernelSpecs(*mbr(bf16, 4096, 4096, 4096), h100);
   CHECK(emitProgram(specs).find("2, 256, 4, 1, false, ") != std::string::npos); // cooperative
-  specs[0].gemm = h;
+  specs[0].kind = h;
   CHECK(emitProgram(specs).find("kf_gemm_wg<2, 4096, 4096, 4096, false, false, 2, 128, 6, 1, "
                                 "true, ") != std::string::npos);
   // 2-CTA clusters: the attribute, CL = 2, half of B per CTA ([N, K]: BN / 2 rows per box),
@@ -118,7 +118,7 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
   CHECK(cl.tmaB.box[1] == 128);
   CHECK(cl.tmaA.box[1] == 128);
   auto clSpecs = buildKernelSpecs(*mbr(bf16, 4096, 4096, 4096, true), h100);
-  clSpecs[0].gemm = cl;
+  clSpecs[0].kind = cl;
   std::string clSrc = emitProgram(clSpecs);
   CHECK(clSrc.find("__launch_bounds__(384, 1) __cluster_dims__(2, 1, 1)") != std::string::npos);
   CHECK(clSrc.find("kf_gemm_wg<2, 4096, 4096, 4096, false, true, 2, 256, 4, 1, false, 2, ") !=
@@ -161,18 +161,18 @@ TEST_CASE("a GEMM tuning picks its candidate when specs are built", "[codegen][g
   GemmTuning tuning;
   tuning.byProblem[gemmProblemKey(h, h100)] = {c[3].describe(), "autotuned: 1.0 us"};
   auto tuned = buildKernelSpecs(*g, h100, &tuning);
-  REQUIRE(tuned[0].gemm);
-  CHECK(tuned[0].gemm->describe() == c[3].describe());
-  CHECK(tuned[0].gemm->why == "autotuned: 1.0 us");
+  REQUIRE(tuned[0].gemm());
+  CHECK(tuned[0].gemm()->describe() == c[3].describe());
+  CHECK(tuned[0].gemm()->why == "autotuned: 1.0 us");
   CHECK(tuned[0].launchConfig(256, 1000).gridY == c[3].ks);
   // A choice that is no candidate (another kfuse's) leaves the heuristic's.
   tuning.byProblem.begin()->second.config = "decode 1x1x1 from elsewhere";
-  CHECK(buildKernelSpecs(*g, h100, &tuning)[0].gemm->describe() == h.describe());
+  CHECK(buildKernelSpecs(*g, h100, &tuning)[0].gemm()->describe() == h.describe());
   // Another problem's choice does not apply.
   GemmTuning other;
   other.byProblem[gemmProblemKey(heuristic(*mbr(bf16, 16, 4096, 8192), h100), h100)] = {
       c[3].describe(), "x"};
-  CHECK(buildKernelSpecs(*g, h100, &other)[0].gemm->describe() == h.describe());
+  CHECK(buildKernelSpecs(*g, h100, &other)[0].gemm()->describe() == h.describe());
 }
 
 TEST_CASE("NVRTC compiles every autotune candidate", "[nvrtc][gemm][tune]") {
@@ -183,11 +183,11 @@ TEST_CASE("NVRTC compiles every autotune candidate", "[nvrtc][gemm][tune]") {
            {3, 1000, 1024, false}, {16, 1000, 1024, true}, {300, 500, 264, false}}) {
     auto g = mbr(bf16, M, N, K, tb);
     auto specs = buildKernelSpecs(*g, h100);
-    std::vector<GemmSpec> c = gemmCandidates(*specs[0].gemm, h100);
+    std::vector<GemmSpec> c = gemmCandidates(*specs[0].gemm(), h100);
     std::vector<KernelSpec> all;
     for (size_t i = 0; i < c.size(); ++i) {
       KernelSpec k = specs[0];
-      k.gemm = c[i];
+      k.kind = c[i];
       k.index = static_cast<unsigned>(i);
       k.mangled = fmt::format("{}_cand{}", specs[0].mangled, i);
       all.push_back(k);

@@ -1,0 +1,100 @@
+#include "codegen/KernelEmitter.h"
+
+#include "codegen/GemmCodegen.h"
+
+#include <algorithm>
+
+namespace kfuse::codegen {
+
+namespace {
+
+unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
+
+/// Elementwise kernels: a grid-stride loop of vector steps over the iteration shape.
+class PointwiseEmitter final : public KernelEmitter {
+public:
+  void emit(Emitter &e, const KernelSpec &k, const CodegenOptions &o) const override {
+    emitPointwiseKernel(e, k, o);
+  }
+  LaunchConfig launch(const KernelSpec &k, unsigned block, uint64_t maxBlocks) const override {
+    LaunchConfig c;
+    c.block = block;
+    uint64_t n = static_cast<uint64_t>(k.numel());
+    uint64_t v = k.vectorWidth();
+    uint64_t work = n / v + n % v; // vector iterations plus the scalar tail
+    uint64_t blocks = (work + block - 1) / block;
+    c.grid = std::max<uint64_t>(1, std::min(blocks, maxBlocks));
+    return c;
+  }
+  std::vector<KernelParam> params(const KernelSpec &k) const override { return pointerParams(k); }
+  double flops(const KernelSpec &k) const override {
+    return static_cast<double>(k.ops.size()) * static_cast<double>(k.numel());
+  }
+};
+
+/// GEMMs with an elementwise epilogue: the tile templates of codegen/cuda, their launch
+/// from the tiling, the TMA tensor maps of A and B before the pointers.
+class GemmEmitter final : public KernelEmitter {
+public:
+  void emit(Emitter &e, const KernelSpec &k, const CodegenOptions &) const override {
+    emitGemmKernel(e, k);
+  }
+  LaunchConfig launch(const KernelSpec &k, unsigned, uint64_t) const override {
+    const GemmSpec &s = *k.gemm();
+    LaunchConfig c;
+    c.block = s.threads();
+    c.grid = ceilDiv(s.N, s.bn);
+    c.gridY = s.kernel == GemmKernel::Gemv ? 1 : ceilDiv(s.M, s.bm);
+    if (s.kernel == GemmKernel::Decode) // y: the K slices, one cluster (gridY == cluster size)
+      c.gridY = s.ks;
+    c.gridZ = static_cast<unsigned>(s.batch());
+    if (s.kernel == GemmKernel::Wgmma) { // persistent: one CTA per SM, looping over tiles
+      c.grid = s.ctas;
+      c.gridY = c.gridZ = 1;
+    }
+    c.sharedBytes = static_cast<unsigned>(s.sharedBytes());
+    return c;
+  }
+  std::vector<KernelParam> params(const KernelSpec &k) const override {
+    const GemmSpec &s = *k.gemm();
+    std::vector<KernelParam> out;
+    // TMA kernels take their tensor maps first, by value: the Hopper GEMM A's and B's, the
+    // decode kernel B's.
+    if (s.tensorMaps() == 2)
+      out.push_back({KernelParam::TensorMap, false, 0, &s.tmaA, true});
+    if (s.tensorMaps() >= 1)
+      out.push_back({KernelParam::TensorMap, false, 1, &s.tmaB, true});
+    std::vector<KernelParam> ptrs = pointerParams(k);
+    ptrs[0].aligned16 = ptrs[1].aligned16 = true; // A and B: 16-byte copies and loads
+    out.insert(out.end(), ptrs.begin(), ptrs.end());
+    return out;
+  }
+  double flops(const KernelSpec &k) const override {
+    const GemmSpec &g = *k.gemm(); // 2 M N K per batch, and the epilogue per element of C
+    return 2.0 * double(g.M) * double(g.N) * double(g.K) * double(g.batch()) +
+           double(k.ops.size() - 1) * double(k.numel());
+  }
+};
+
+} // namespace
+
+const KernelEmitter &emitterFor(const KernelSpec &k) {
+  static const PointwiseEmitter pointwise;
+  static const GemmEmitter gemm;
+  struct Pick {
+    const KernelEmitter &operator()(const Pointwise &) const { return pointwise; }
+    const KernelEmitter &operator()(const GemmSpec &) const { return gemm; }
+  };
+  return std::visit(Pick{}, k.kind);
+}
+
+std::vector<KernelParam> pointerParams(const KernelSpec &k) {
+  std::vector<KernelParam> out;
+  for (unsigned i = 0; i < k.inputs.size(); ++i)
+    out.push_back({KernelParam::Pointer, false, i, nullptr, false});
+  for (unsigned j = 0; j < k.outputs.size(); ++j)
+    out.push_back({KernelParam::Pointer, true, j, nullptr, false});
+  return out;
+}
+
+} // namespace kfuse::codegen
