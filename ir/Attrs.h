@@ -8,8 +8,8 @@
 ///
 ///   Attrs a;
 ///   a.set(Attr::TransB, true);
-///   g.create(OpKind::MatMul, {x, w}, a); // trans_a filled in as false
-///   n->attrs().getBool(Attr::TransB);    // true
+///   g.create(OpKind::MatMul, {Operand(x), Operand(w)}, a); // trans_a filled in: false
+///   n->attrs().getBool(Attr::TransB);                        // true
 #include "ir/DType.h"
 #include "ir/Op.h"
 
