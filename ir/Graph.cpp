@@ -48,8 +48,11 @@ static void requireTensor(OpKind kind, const Operand &o, unsigned i) {
     fail("{}: operand {} must be a tensor, not a scalar literal", opName(kind), i);
 }
 
-TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttrs attrs,
-                            DType castTo) {
+TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, const Attrs &attrs) {
+  return inferComplete(kind, ops, completeAttrs(kind, attrs));
+}
+
+TensorType Graph::inferComplete(OpKind kind, llvm::ArrayRef<Operand> ops, const Attrs &attrs) {
   std::string_view op = opName(kind);
   if (kind == OpKind::Input)
     fail("input: use Graph::input to declare an input");
@@ -64,7 +67,7 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
     return ops[0].node->type();
   case OpClass::Cast:
     requireTensor(kind, ops[0], 0);
-    return TensorType{castTo, ops[0].node->shape()};
+    return TensorType{attrs.getDType(Attr::To), ops[0].node->shape()};
   case OpClass::Binary: {
     if (ops[0].isScalar() && ops[1].isScalar())
       fail("{}: at least one operand must be a tensor, both are scalar literals", op);
@@ -82,6 +85,7 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
     return TensorType{a.dtype, out};
   }
   case OpClass::Contraction: {
+    MatMulAttrs mm = MatMulAttrs::from(attrs);
     requireTensor(kind, ops[0], 0);
     requireTensor(kind, ops[1], 1);
     const TensorType &a = ops[0].node->type(), &b = ops[1].node->type();
@@ -91,13 +95,13 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
     if (a.rank() < 2 || b.rank() < 2)
       fail("matmul: operands need rank >= 2, got {} and {}", a.str(), b.str());
     size_t ra = a.rank(), rb = b.rank();
-    int64_t m = attrs.transA ? a.shape[ra - 1] : a.shape[ra - 2];
-    int64_t ka = attrs.transA ? a.shape[ra - 2] : a.shape[ra - 1];
-    int64_t kb = attrs.transB ? b.shape[rb - 1] : b.shape[rb - 2];
-    int64_t n = attrs.transB ? b.shape[rb - 2] : b.shape[rb - 1];
+    int64_t m = mm.transA ? a.shape[ra - 1] : a.shape[ra - 2];
+    int64_t ka = mm.transA ? a.shape[ra - 2] : a.shape[ra - 1];
+    int64_t kb = mm.transB ? b.shape[rb - 1] : b.shape[rb - 2];
+    int64_t n = mm.transB ? b.shape[rb - 2] : b.shape[rb - 1];
     if (ka != kb)
-      fail("matmul: inner dims differ: {}{} x {}{} (K {} vs {})", a.str(), attrs.transA ? "^T" : "",
-           b.str(), attrs.transB ? "^T" : "", ka, kb);
+      fail("matmul: inner dims differ: {}{} x {}{} (K {} vs {})", a.str(), mm.transA ? "^T" : "",
+           b.str(), mm.transB ? "^T" : "", ka, kb);
     llvm::ArrayRef<int64_t> batchA = llvm::ArrayRef<int64_t>(a.shape).drop_back(2);
     llvm::ArrayRef<int64_t> batchB = llvm::ArrayRef<int64_t>(b.shape).drop_back(2);
     auto batch = broadcastShapes(batchA, batchB);
@@ -114,16 +118,15 @@ TensorType Graph::inferType(OpKind kind, llvm::ArrayRef<Operand> ops, MatMulAttr
   fail("{}: unsupported op", op);
 }
 
-Value Graph::create(OpKind kind, llvm::ArrayRef<Operand> operands, MatMulAttrs attrs,
-                    DType castTo) {
+Value Graph::create(OpKind kind, llvm::ArrayRef<Operand> operands, const Attrs &attrs) {
   for (const Operand &o : operands)
     if (o.node && &o.node->graph() != this)
       fail("{}: operand belongs to another graph ('{}')", opName(kind), o.node->graph().name());
-  TensorType t = inferType(kind, operands, attrs, castTo);
+  Attrs complete = completeAttrs(kind, attrs);
+  TensorType t = inferComplete(kind, operands, complete);
   Node *n = newNode(kind, std::move(t));
   n->operands_.assign(operands.begin(), operands.end());
-  if (kind == OpKind::MatMul)
-    n->matmul_ = attrs;
+  n->attrs_ = std::move(complete);
   for (const Operand &o : operands)
     if (o.node)
       addUse(o.node, n);
@@ -142,10 +145,14 @@ Value Graph::binary(OpKind kind, Operand a, Operand b) {
   return create(kind, {a, b});
 }
 
-Value Graph::cast(Node *a, DType to) { return create(OpKind::Cast, {Operand(a)}, {}, to); }
+Value Graph::cast(Node *a, DType to) {
+  Attrs attrs;
+  attrs.set(Attr::To, to);
+  return create(OpKind::Cast, {Operand(a)}, attrs);
+}
 
 Value Graph::matmul(Node *a, Node *b, MatMulAttrs attrs) {
-  return create(OpKind::MatMul, {Operand(a), Operand(b)}, attrs);
+  return create(OpKind::MatMul, {Operand(a), Operand(b)}, attrs.toAttrs());
 }
 
 void Graph::output(Node *n) {
@@ -315,7 +322,7 @@ std::unique_ptr<Graph> Graph::clone() const {
       llvm::SmallVector<Operand, 2> ops;
       for (const Operand &o : n->operands())
         ops.push_back(o.node ? Operand(map.at(o.node)) : o);
-      c = g->create(n->kind(), ops, n->matmulAttrs(), n->dtype());
+      c = g->create(n->kind(), ops, n->attrs());
       c->setName(n->name());
     }
     c->setKernel(n->kernel());

@@ -6,6 +6,7 @@
 ///
 /// Value is the user's handle on a Node: it makes the builder API read like the math,
 /// `gelu_tanh(matmul(x, w, {.transB = true}) + b)` (see ir/Builder.h).
+#include "ir/Attrs.h"
 #include "ir/Op.h"
 #include "ir/Shape.h"
 
@@ -35,10 +36,22 @@ struct Operand {
   bool isScalar() const { return node == nullptr; }
 };
 
-/// Attributes of matmul: read A as [..., K, M] / B as [..., N, K].
+/// matmul's attributes as a builder convenience (`matmul(x, w, {.transB = true})`) and a
+/// typed view for codegen: read A as [..., K, M] / B as [..., N, K]. Nodes store Attrs.
 struct MatMulAttrs {
   bool transA = false;
   bool transB = false;
+
+  Attrs toAttrs() const {
+    Attrs a;
+    a.set(Attr::TransA, transA).set(Attr::TransB, transB);
+    return a;
+  }
+  /// Unset attributes read as their defaults (false).
+  static MatMulAttrs from(const Attrs &a) {
+    const AttrValue *ta = a.find(Attr::TransA), *tb = a.find(Attr::TransB);
+    return {ta && ta->getBool(), tb && tb->getBool()};
+  }
 };
 
 class Node {
@@ -54,7 +67,10 @@ public:
   /// One entry per use (a node that reads this one twice appears twice).
   llvm::ArrayRef<Node *> users() const { return users_; }
   bool hasUsers() const { return !users_.empty(); }
-  const MatMulAttrs &matmulAttrs() const { return matmul_; }
+  /// Every attribute the op declares, defaults filled in (see ir/Attrs.h).
+  const Attrs &attrs() const { return attrs_; }
+  /// A typed view of a matmul's attributes.
+  MatMulAttrs matmulAttrs() const { return MatMulAttrs::from(attrs_); }
   bool isInput() const { return kind_ == OpKind::Input; }
   /// The SSA name without '%'; may be empty for nodes built through the API.
   const std::string &name() const { return name_; }
@@ -77,7 +93,7 @@ private:
   TensorType type_;
   llvm::SmallVector<Operand, 2> operands_;
   llvm::SmallVector<Node *, 2> users_;
-  MatMulAttrs matmul_;
+  Attrs attrs_;
   std::string name_;
   int kernel_ = -1;
   bool dead_ = false;
@@ -115,14 +131,13 @@ public:
   Value cast(Node *a, DType to);
   Value matmul(Node *a, Node *b, MatMulAttrs attrs = {});
   /// Generic form used by the parser, passes and clone: dispatches on the op's class.
-  /// `castTo` is read only for cast.
-  Value create(OpKind kind, llvm::ArrayRef<Operand> operands, MatMulAttrs attrs = {},
-               DType castTo = DType::F32);
+  /// `attrs` may leave out attributes that have a default (see completeAttrs).
+  Value create(OpKind kind, llvm::ArrayRef<Operand> operands, const Attrs &attrs = {});
   void output(Node *n);
 
-  /// The result type `kind` would have on these operands; throws like the builders.
-  static TensorType inferType(OpKind kind, llvm::ArrayRef<Operand> operands, MatMulAttrs attrs,
-                              DType castTo);
+  /// The result type `kind` would have on these operands and attributes; throws like the
+  /// builders.
+  static TensorType inferType(OpKind kind, llvm::ArrayRef<Operand> operands, const Attrs &attrs);
 
   // --- reading
   llvm::ArrayRef<Node *> inputs() const { return inputs_; }
@@ -163,6 +178,9 @@ public:
   std::unique_ptr<Graph> clone() const;
 
 private:
+  /// inferType on attributes already completed (every declared one present).
+  static TensorType inferComplete(OpKind kind, llvm::ArrayRef<Operand> operands,
+                                  const Attrs &attrs);
   Node *newNode(OpKind kind, TensorType type);
   void addUse(Node *used, Node *user);
   void removeUse(Node *used, Node *user);

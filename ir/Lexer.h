@@ -4,7 +4,9 @@
 /// one line. Tokens keep their byte offset; line and column are worked out only when an
 /// error needs them, so lexing stays linear however long a line is.
 #include <cstddef>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 namespace kfuse {
 
@@ -34,6 +36,10 @@ struct Token {
   std::string_view text;
   SourceLoc loc;
 };
+
+/// Offset of the first NUL byte or invalid UTF-8 sequence, with the reason: the lexer reads
+/// only text that passed this check.
+std::optional<std::pair<size_t, const char *>> findNonText(std::string_view s);
 
 /// "'%x'", "end of line", ... for "expected X, got Y" messages.
 const char *tokKindName(TokKind k);

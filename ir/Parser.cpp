@@ -22,47 +22,6 @@ namespace kfuse {
 
 namespace {
 
-/// Offset of the first NUL byte or invalid UTF-8 sequence, with the reason.
-std::optional<std::pair<size_t, const char *>> findNonText(std::string_view s) {
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == 0)
-      return std::pair{i, "a NUL byte"};
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return std::pair{i, "invalid UTF-8"};
-    }
-    if (i + len > n)
-      return std::pair{i, "invalid UTF-8"};
-    for (size_t k = 1; k < len; ++k) {
-      unsigned char d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0) != 0x80)
-        return std::pair{i, "invalid UTF-8"};
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return std::pair{i, "invalid UTF-8"};
-    i += len;
-  }
-  return std::nullopt;
-}
-
 std::string describe(const Token &t) {
   switch (t.kind) {
   case TokKind::Name:
@@ -85,18 +44,6 @@ std::string describe(const Token &t) {
 }
 
 bool isLineEnd(const Token &t) { return t.kind == TokKind::Newline || t.kind == TokKind::Eof; }
-
-enum class Attr { TransA, TransB, To };
-
-std::optional<Attr> parseAttrName(std::string_view s) {
-  if (s == "trans_a")
-    return Attr::TransA;
-  if (s == "trans_b")
-    return Attr::TransB;
-  if (s == "to")
-    return Attr::To;
-  return std::nullopt;
-}
 
 /// Parses one file's text. Each graph is a flat loop over statements; kernel regions are a
 /// state of that loop, not a nested call, so nothing recurses.
@@ -124,6 +71,17 @@ public:
     if (graphs.empty())
       error(0, "no graph in file");
     return graphs;
+  }
+
+  /// The whole text as one value of `type` (see kfuse::parseAttrValue).
+  AttrValue runValue(AttrType type, std::string_view attr) {
+    if (auto bad = findNonText(text_))
+      error(bad->first, fmt::format("value is not text ({})", bad->second), false);
+    advance();
+    AttrValue v = parseAttrValue(attr, type);
+    if (tok_.kind != TokKind::Eof)
+      error(tok_, fmt::format("expected end of the value, got {}", describe(tok_)));
+    return v;
   }
 
 private:
@@ -200,6 +158,12 @@ private:
 
   std::unique_ptr<Graph> parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines);
   void parseDefinition(Graph &g, int kernel);
+  Node *parseInput(Graph &g, const Token &nameTok, const Token &opTok, int kernel);
+  Node *parseOp(Graph &g, OpKind kind, const Token &opTok);
+  void parseOperand(llvm::SmallVectorImpl<Operand> &operands);
+  void parseAttribute(OpKind kind, Attrs &attrs);
+  AttrValue parseAttrValue(std::string_view attr, AttrType type);
+  int64_t parseInt(std::string_view attr, AttrType type);
   void parseOutput(Graph &g);
   double parseLiteral(const Token &t);
   int64_t parseDim(const Token &t);
@@ -384,131 +348,187 @@ void Parser::parseDefinition(Graph &g, int kernel) {
   std::optional<OpKind> kind = parseOpKind(opTok.text);
   if (!kind)
     error(opTok, fmt::format("unknown op '{}'", opTok.text));
-  std::string_view op = opTok.text;
   advance();
 
-  Node *node = nullptr;
+  Node *node;
   if (*kind == OpKind::Input) {
-    if (kernel >= 0)
-      error(opTok, fmt::format("an input cannot be inside kernel '{}'", g.kernelNames()[kernel]));
-    if (tok_.kind != TokKind::Word)
-      error(tok_, fmt::format("expected a dtype after 'input' (f32, f16 or bf16), got {}",
-                              describe(tok_)));
-    Token dtTok = tok_;
-    std::optional<DType> dt = parseDType(dtTok.text);
-    if (!dt)
-      error(dtTok, fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", dtTok.text));
-    advance();
-    if (tok_.kind != TokKind::LBracket)
-      error(tok_, fmt::format("expected '[' after dtype '{}' (a scalar is {}[]), got {}",
-                              dtTok.text, dtTok.text, describe(tok_)));
-    Token lb = tok_;
-    advance();
-    Shape dims;
-    if (tok_.kind == TokKind::RBracket) {
-      advance();
-    } else {
-      for (;;) {
-        dims.push_back(parseDim(tok_));
-        advance();
-        if (tok_.kind == TokKind::Comma) {
-          advance();
-          continue;
-        }
-        if (tok_.kind != TokKind::RBracket)
-          error(tok_, fmt::format("expected ',' or ']' in the shape, got {}", describe(tok_)));
-        advance();
-        break;
-      }
-    }
-    expectLineEnd("the input's type");
-    try {
-      checkShape(fmt::format("input '%{}'", nameTok.text), dims);
-      node = g.input(std::string(nameTok.text), *dt, dims);
-    } catch (const Error &e) {
-      error(lb, e.what());
-    }
+    node = parseInput(g, nameTok, opTok, kernel);
   } else {
-    llvm::SmallVector<Operand, 2> operands;
-    MatMulAttrs mm;
-    std::optional<DType> castTo;
-    bool seen[3] = {false, false, false};
-    bool inAttrs = false;
-    if (!isLineEnd(tok_)) {
-      for (;;) {
-        if (tok_.kind == TokKind::Word && peek().kind == TokKind::Equal) {
-          inAttrs = true;
-          Token key = tok_;
-          std::optional<Attr> attr = parseAttrName(key.text);
-          if (!attr)
-            error(key, fmt::format("unknown attribute '{}'", key.text));
-          bool applies = *attr == Attr::To ? *kind == OpKind::Cast : *kind == OpKind::MatMul;
-          if (!applies)
-            error(key, fmt::format("op '{}' has no attribute '{}'", op, key.text));
-          if (seen[static_cast<int>(*attr)])
-            error(key, fmt::format("duplicate attribute '{}'", key.text));
-          seen[static_cast<int>(*attr)] = true;
-          advance(); // '='
-          advance(); // the value
-          if (*attr == Attr::To) {
-            std::optional<DType> dt =
-                tok_.kind == TokKind::Word ? parseDType(tok_.text) : std::nullopt;
-            if (!dt)
-              error(tok_, fmt::format("attribute 'to' expects a dtype (f32, f16 or bf16), got {}",
-                                      describe(tok_)));
-            castTo = *dt;
-          } else {
-            if (!isWord("true") && !isWord("false"))
-              error(tok_, fmt::format("attribute '{}' expects true or false, got {}", key.text,
-                                      describe(tok_)));
-            (*attr == Attr::TransA ? mm.transA : mm.transB) = tok_.text == "true";
-          }
-        } else if (tok_.kind == TokKind::Name) {
-          if (inAttrs)
-            error(tok_, "operands must come before attributes");
-          auto it = defs_.find(llvm::StringRef(tok_.text));
-          if (tok_.text.empty())
-            error(tok_, "expected a name after '%' (letters, digits, '_' or '.')");
-          if (it == defs_.end() || !it->second.node)
-            error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
-          operands.push_back(Operand(it->second.node));
-        } else if (tok_.kind == TokKind::Number || isWord("inf") || isWord("nan")) {
-          if (inAttrs)
-            error(tok_, "operands must come before attributes");
-          operands.push_back(Operand::literal(parseLiteral(tok_)));
-        } else {
-          error(tok_, fmt::format("expected an operand (%name or number) or an attribute "
-                                  "(name=value), got {}",
-                                  describe(tok_)));
-        }
-        advance();
-        if (tok_.kind == TokKind::Comma) {
-          advance();
-          if (isLineEnd(tok_))
-            error(tok_, "expected an operand or attribute after ','");
-          continue;
-        }
-        if (!isLineEnd(tok_))
-          error(tok_, fmt::format("expected ',' or end of line, got {}", describe(tok_)));
-        break;
-      }
-    }
-    unsigned arity = opArity(*kind);
-    if (operands.size() != arity)
-      error(opTok, fmt::format("'{}' expects {} operand{}, got {}", op, arity,
-                               arity == 1 ? "" : "s", operands.size()));
-    if (*kind == OpKind::Cast && !castTo)
-      error(opTok, "'cast' needs the attribute to=DTYPE (f32, f16 or bf16)");
-    expectLineEnd("the op");
-    try {
-      node = g.create(*kind, operands, mm, castTo.value_or(DType::F32));
-    } catch (const Error &e) {
-      error(opTok, e.what());
-    }
+    node = parseOp(g, *kind, opTok);
     node->setName(std::string(nameTok.text));
     node->setKernel(kernel);
   }
   *def = Def{node, nameTok.loc.line};
+}
+
+/// `input DTYPE[DIMS]`, after the op word.
+Node *Parser::parseInput(Graph &g, const Token &nameTok, const Token &opTok, int kernel) {
+  if (kernel >= 0)
+    error(opTok, fmt::format("an input cannot be inside kernel '{}'", g.kernelNames()[kernel]));
+  if (tok_.kind != TokKind::Word)
+    error(tok_,
+          fmt::format("expected a dtype after 'input' (f32, f16 or bf16), got {}", describe(tok_)));
+  Token dtTok = tok_;
+  std::optional<DType> dt = parseDType(dtTok.text);
+  if (!dt)
+    error(dtTok, fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", dtTok.text));
+  advance();
+  if (tok_.kind != TokKind::LBracket)
+    error(tok_, fmt::format("expected '[' after dtype '{}' (a scalar is {}[]), got {}", dtTok.text,
+                            dtTok.text, describe(tok_)));
+  Token lb = tok_;
+  advance();
+  Shape dims;
+  while (tok_.kind != TokKind::RBracket) {
+    dims.push_back(parseDim(tok_));
+    advance();
+    if (tok_.kind == TokKind::Comma)
+      advance();
+    else if (tok_.kind != TokKind::RBracket)
+      error(tok_, fmt::format("expected ',' or ']' in the shape, got {}", describe(tok_)));
+  }
+  advance();
+  expectLineEnd("the input's type");
+  try {
+    checkShape(fmt::format("input '%{}'", nameTok.text), dims);
+    return g.input(std::string(nameTok.text), *dt, dims);
+  } catch (const Error &e) {
+    error(lb, e.what());
+  }
+}
+
+/// `OP operand, ..., name=value, ...`, after the op word: operands first, then attributes.
+Node *Parser::parseOp(Graph &g, OpKind kind, const Token &opTok) {
+  llvm::SmallVector<Operand, 2> operands;
+  Attrs attrs;
+  while (!isLineEnd(tok_)) {
+    if (tok_.kind == TokKind::Word && peek().kind == TokKind::Equal) {
+      parseAttribute(kind, attrs);
+    } else {
+      if (!attrs.empty())
+        error(tok_, "operands must come before attributes");
+      parseOperand(operands);
+    }
+    if (tok_.kind == TokKind::Comma) {
+      advance();
+      if (isLineEnd(tok_))
+        error(tok_, "expected an operand or attribute after ','");
+    } else if (!isLineEnd(tok_)) {
+      error(tok_, fmt::format("expected ',' or end of line, got {}", describe(tok_)));
+    }
+  }
+  std::string_view op = opName(kind);
+  unsigned arity = opArity(kind);
+  if (operands.size() != arity)
+    error(opTok, fmt::format("'{}' expects {} operand{}, got {}", op, arity, arity == 1 ? "" : "s",
+                             operands.size()));
+  for (const OpAttr &d : opAttrs(kind))
+    if (d.required() && !attrs.find(d.attr))
+      error(opTok, fmt::format("'{}' needs the attribute {}={}", op, attrName(d.attr),
+                               attrTypeMetavar(attrType(d.attr))));
+  expectLineEnd("the op");
+  try {
+    return g.create(kind, operands, attrs);
+  } catch (const Error &e) {
+    error(opTok, e.what());
+  }
+}
+
+/// A %name or a literal; leaves tok_ after it.
+void Parser::parseOperand(llvm::SmallVectorImpl<Operand> &operands) {
+  if (tok_.kind == TokKind::Name) {
+    if (tok_.text.empty())
+      error(tok_, "expected a name after '%' (letters, digits, '_' or '.')");
+    auto it = defs_.find(llvm::StringRef(tok_.text));
+    if (it == defs_.end() || !it->second.node)
+      error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
+    operands.push_back(Operand(it->second.node));
+  } else if (tok_.kind == TokKind::Number || isWord("inf") || isWord("nan")) {
+    operands.push_back(Operand::literal(parseLiteral(tok_)));
+  } else {
+    error(tok_, fmt::format("expected an operand (%name or number) or an attribute "
+                            "(name=value), got {}",
+                            describe(tok_)));
+  }
+  advance();
+}
+
+/// `name=value` (tok_ is the name, peek() the '='): an attribute the op declares in
+/// ir/Ops.def, given once, with a value of its type. Leaves tok_ after the value.
+void Parser::parseAttribute(OpKind kind, Attrs &attrs) {
+  Token key = tok_;
+  std::optional<Attr> attr = parseAttrName(key.text);
+  if (!attr)
+    error(key, fmt::format("unknown attribute '{}' (op '{}' takes {})", key.text, opName(kind),
+                           opAttrList(kind)));
+  if (!findOpAttr(kind, *attr))
+    error(key, fmt::format("op '{}' has no attribute '{}' (it takes {})", opName(kind), key.text,
+                           opAttrList(kind)));
+  if (attrs.find(*attr))
+    error(key, fmt::format("duplicate attribute '{}'", key.text));
+  advance(); // the name
+  advance(); // '='
+  attrs.set(*attr, parseAttrValue(key.text, attrType(*attr)));
+}
+
+/// One value of `type` at tok_ (`attr` names its attribute in errors); leaves tok_ after it.
+AttrValue Parser::parseAttrValue(std::string_view attr, AttrType type) {
+  auto bad = [&]() -> AttrValue {
+    error(tok_, fmt::format("attribute '{}' expects {}, got {}", attr, attrTypeDescription(type),
+                            describe(tok_)));
+  };
+  AttrValue v;
+  switch (type) {
+  case AttrType::Bool:
+    if (!isWord("true") && !isWord("false"))
+      return bad();
+    v = tok_.text == "true";
+    break;
+  case AttrType::Int:
+    v = parseInt(attr, type);
+    break;
+  case AttrType::DType: {
+    std::optional<DType> dt = tok_.kind == TokKind::Word ? parseDType(tok_.text) : std::nullopt;
+    if (!dt)
+      return bad();
+    v = *dt;
+    break;
+  }
+  case AttrType::IntList: {
+    if (tok_.kind != TokKind::LBracket)
+      return bad();
+    advance();
+    IntList list;
+    while (tok_.kind != TokKind::RBracket) {
+      list.push_back(parseInt(attr, type));
+      advance();
+      if (tok_.kind == TokKind::Comma)
+        advance();
+      else if (tok_.kind != TokKind::RBracket)
+        error(tok_, fmt::format("expected ',' or ']' in the value of attribute '{}', got {}", attr,
+                                describe(tok_)));
+    }
+    v = std::move(list);
+    break;
+  }
+  }
+  advance();
+  return v;
+}
+
+/// An int64 at tok_, for a value of `type` (Int, or an element of an IntList).
+int64_t Parser::parseInt(std::string_view attr, AttrType type) {
+  int64_t v = 0;
+  auto [ptr, ec] = tok_.kind == TokKind::Number
+                       ? std::from_chars(tok_.text.data(), tok_.text.data() + tok_.text.size(), v)
+                       : std::from_chars_result{tok_.text.data(), std::errc::invalid_argument};
+  if (ec == std::errc::result_out_of_range)
+    error(tok_,
+          fmt::format("integer '{}' of attribute '{}' does not fit in 64 bits", tok_.text, attr));
+  if (ec != std::errc() || ptr != tok_.text.data() + tok_.text.size())
+    error(tok_, fmt::format("attribute '{}' expects {}, got {}", attr, attrTypeDescription(type),
+                            describe(tok_)));
+  return v;
 }
 
 } // namespace
@@ -532,6 +552,10 @@ std::vector<std::unique_ptr<Graph>> parseFile(const std::string &path) {
   if (bad)
     fail("cannot read '{}': {}", path, std::strerror(err));
   return parseModule(text, path);
+}
+
+AttrValue parseAttrValue(std::string_view text, AttrType type, std::string_view name) {
+  return Parser(text, "<value>").runValue(type, name);
 }
 
 std::unique_ptr<Graph> parseGraph(std::string_view text, std::string_view filename) {

@@ -34,6 +34,10 @@ std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text, std::stri
 /// Reads the file and parses it; a missing or unreadable file is a kfuse::Error (not a
 /// ParseError): "cannot open 'F': REASON".
 std::vector<std::unique_ptr<Graph>> parseFile(const std::string &path);
+/// The whole text as one attribute value of `type`, as it is written after `name=` in a .kf
+/// file ("true", "-2", "[-1, 0]", "bf16"); `name` is the attribute errors name. The inverse
+/// of AttrValue::str(). Throws a ParseError at "<value>:1:COL".
+AttrValue parseAttrValue(std::string_view text, AttrType type, std::string_view name = "value");
 /// The one graph of a text that must hold exactly one (handy in tests).
 std::unique_ptr<Graph> parseGraph(std::string_view text, std::string_view filename = "<string>");
 

@@ -151,14 +151,7 @@ std::string printGraph(const Graph &g) {
       }
       sep = ", ";
     }
-    if (n->kind() == OpKind::Cast)
-      fmt::format_to(std::back_inserter(out), ", to={}", dtypeName(n->dtype()));
-    if (n->kind() == OpKind::MatMul) {
-      if (n->matmulAttrs().transA)
-        out += ", trans_a=true";
-      if (n->matmulAttrs().transB)
-        out += ", trans_b=true";
-    }
+    appendAttrs(out, n->kind(), n->attrs());
     out += "  # ";
     appendType(out, n->type());
     out += '\n';

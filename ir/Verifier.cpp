@@ -80,7 +80,7 @@ void verify(const Graph &g) {
     }
     TensorType expect;
     try {
-      expect = Graph::inferType(n->kind(), n->operands(), n->matmulAttrs(), n->dtype());
+      expect = Graph::inferType(n->kind(), n->operands(), n->attrs());
     } catch (const Error &e) {
       bad(fmt::format("{} is ill-typed: {}", label(n), e.what()));
     }

@@ -13,21 +13,23 @@ namespace {
 struct Key {
   OpKind kind;
   DType dtype;
-  bool transA, transB;
+  // The node's whole attribute set (it outlives the table), hashed once: any attribute an
+  // op declares tells two nodes apart, not only those CSE knows of.
+  const Attrs *attrs;
+  size_t attrsHash;
   // Per operand: node pointer or literal bits, and a tag saying which.
   uintptr_t op[2] = {0, 0};
   uint8_t tag[2] = {0, 0};
   unsigned n = 0;
   bool operator==(const Key &o) const {
-    return kind == o.kind && dtype == o.dtype && transA == o.transA && transB == o.transB &&
-           n == o.n && op[0] == o.op[0] && op[1] == o.op[1] && tag[0] == o.tag[0] &&
-           tag[1] == o.tag[1];
+    return kind == o.kind && dtype == o.dtype && n == o.n && op[0] == o.op[0] && op[1] == o.op[1] &&
+           tag[0] == o.tag[0] && tag[1] == o.tag[1] && *attrs == *o.attrs;
   }
 };
 struct KeyHash {
   size_t operator()(const Key &k) const {
     size_t h = static_cast<size_t>(k.kind) * 0x9E3779B97F4A7C15ull;
-    h ^= (static_cast<size_t>(k.dtype) << 8) ^ (k.transA << 12) ^ (k.transB << 13);
+    h ^= (static_cast<size_t>(k.dtype) << 8) ^ (k.attrsHash << 12);
     for (unsigned i = 0; i < k.n; ++i)
       h = (h ^ (k.op[i] + k.tag[i])) * 0x100000001B3ull + 0x7F4A7C15;
     return h;
@@ -35,7 +37,7 @@ struct KeyHash {
 };
 
 Key makeKey(const Node *n) {
-  Key k{n->kind(), n->dtype(), n->matmulAttrs().transA, n->matmulAttrs().transB};
+  Key k{n->kind(), n->dtype(), &n->attrs(), n->attrs().empty() ? 0 : n->attrs().hash()};
   k.n = n->numOperands();
   for (unsigned i = 0; i < k.n && i < 2; ++i) {
     const Operand &o = n->operand(i);

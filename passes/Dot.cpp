@@ -62,14 +62,7 @@ std::string opLabel(const Node *n) {
     s += o.node ? nodeLabel(o.node) : formatLiteral(o.scalar);
     sep = ", ";
   }
-  if (n->kind() == OpKind::Cast)
-    s += fmt::format(", to={}", dtypeName(n->dtype()));
-  if (n->kind() == OpKind::MatMul) {
-    if (n->matmulAttrs().transA)
-      s += ", trans_a=true";
-    if (n->matmulAttrs().transB)
-      s += ", trans_b=true";
-  }
+  appendAttrs(s, n->kind(), n->attrs());
   return s + "\n" + n->type().str();
 }
 

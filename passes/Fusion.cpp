@@ -128,7 +128,7 @@ private:
       for (auto &[r, us] : big) {
         Node *c = p;
         if (!reuse) {
-          c = g_.create(p->kind(), p->operands(), p->matmulAttrs(), p->dtype());
+          c = g_.create(p->kind(), p->operands(), p->attrs());
           cloned = true;
           for (Node *u : us)
             moves.push_back({u, c});

@@ -2,8 +2,8 @@
 // builder calls (one opcode byte, then its argument bytes; missing bytes read as 0):
 //   0 input (dtype, rank, dims, name)   1 unary op          2 binary op: tensor/tensor,
 //   tensor/scalar, scalar/tensor or scalar/scalar   3 cast   4 matmul (trans_a, trans_b)
-//   5 output   6 Graph::create with any op and operand count   7 misuse: an operand from
-//   another graph, or unary()/binary() with an op of the wrong class.
+//   5 output   6 Graph::create with any op, operand count and attributes   7 misuse: an
+//   operand from another graph, or unary()/binary() with an op of the wrong class.
 // A call the API rejects must throw kfuse::Error and leave the graph as it was; whatever was
 // built must then pass FuzzCheck (verify, text round trip, -O2 pipeline, report, codegen).
 // Set KFUSE_FUZZ_TRACE=1 to print each call (turns a crash input into a readable repro).
@@ -79,6 +79,38 @@ const BinaryFns kBinaryFns[] = {
 #define KF_BF_Contraction(name)
 #include "ir/Ops.def"
 };
+
+const Attr kAllAttrs[] = {
+#define KF_ATTR(E, name, type) Attr::E,
+#include "ir/Ops.def"
+};
+
+/// Any attribute, each set or not, with a value of its type or (rarely) of another, so that
+/// Graph::create sees attributes its op does not take and values of the wrong type.
+Attrs randomAttrs(Reader &r) {
+  Attrs attrs;
+  for (Attr a : kAllAttrs) {
+    uint8_t b = r.byte();
+    if (!(b & 1))
+      continue;
+    AttrType t = (b & 0x70) == 0x70 ? AttrType((b >> 1) % 4) : attrType(a);
+    switch (t) {
+    case AttrType::Bool:
+      attrs.set(a, bool(b & 2));
+      break;
+    case AttrType::Int:
+      attrs.set(a, int64_t(int8_t(r.byte())));
+      break;
+    case AttrType::IntList:
+      attrs.set(a, IntList{int8_t(r.byte()), int8_t(r.byte())});
+      break;
+    case AttrType::DType:
+      attrs.set(a, allDTypes[(b >> 1) % 3]);
+      break;
+    }
+  }
+  return attrs;
+}
 
 constexpr size_t kMaxCalls = 128;
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -206,11 +238,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           uint8_t b = r.byte();
           ops.push_back(b & 1 ? Operand(pick(b >> 1)) : Operand::literal(kScalars[b % 16]));
         }
-        uint8_t t = r.byte();
+        Attrs attrs = randomAttrs(r);
         if (trace)
-          std::fprintf(stderr, "create(%s, %zu operands)\n", opName(k).data(), ops.size());
-        pool.push_back(g.create(k, ops, {.transA = bool(t & 1), .transB = bool(t & 2)},
-                                allDTypes[(t >> 2) % 3]));
+          std::fprintf(stderr, "create(%s, %zu operands, %zu attributes)\n", opName(k).data(),
+                       ops.size(), attrs.size());
+        pool.push_back(g.create(k, ops, attrs));
       } else {
         uint8_t b = r.byte();
         if (trace)

@@ -176,6 +176,61 @@ TEST_CASE("cse tells matmul attrs and cast targets apart", "[cse]") {
   CHECK(g.outputs()[0] == g.outputs()[2]);
 }
 
+TEST_CASE("cse keys on every attribute, not a list of known ones", "[cse][attrs]") {
+  // For each op and each attribute with a default: a node at the default and one with any
+  // other value of the attribute's type are two tensors. Square f32 operands fit every op
+  // that takes attributes today; an op whose other value does not type-check is skipped.
+  const OpKind all[] = {
+#define KF_OP(E, name, arity, cls) OpKind::E,
+#include "ir/Ops.def"
+  };
+  const AttrValue others[] = {true, int64_t(2), IntList{0}, DType::F16};
+  size_t tried = 0;
+  for (OpKind k : all) {
+    for (const OpAttr &d : opAttrs(k)) {
+      if (d.required())
+        continue;
+      INFO(opName(k) << " " << attrName(d.attr));
+      Graph g;
+      auto a = g.input("a", f32, {8, 8});
+      llvm::SmallVector<Operand, 2> ops(opArity(k), Operand(a));
+      Attrs other;
+      for (const AttrValue &v : others)
+        if (v.type() == attrType(d.attr) && !(v == d.defaultValue))
+          other.set(d.attr, v);
+      if (other.empty())
+        other.set(d.attr, false); // a bool attribute that defaults to true
+      Node *first = g.create(k, ops);
+      Node *second;
+      try {
+        second = g.create(k, ops, other);
+      } catch (const Error &) {
+        continue;
+      }
+      g.output(first);
+      g.output(second);
+      CHECK(!runPass(g, "cse"));
+      CHECK(g.outputs()[0] != g.outputs()[1]);
+      ++tried;
+    }
+  }
+  CHECK(tried >= 2); // matmul's trans_a and trans_b at least
+}
+
+TEST_CASE("cse keeps two matmuls that differ only in trans_a", "[cse][attrs]") {
+  Graph g;
+  auto a = g.input("a", f32, {8, 8});
+  Attrs ta;
+  ta.set(Attr::TransA, true);
+  g.output(g.create(OpKind::MatMul, {Operand(a), Operand(a)}));
+  g.output(g.create(OpKind::MatMul, {Operand(a), Operand(a)}, ta));
+  g.output(g.create(OpKind::MatMul, {Operand(a), Operand(a)}, ta));
+  CHECK(runPass(g, "cse"));
+  CHECK(countKind(g, OpKind::MatMul) == 2);
+  CHECK(g.outputs()[0] != g.outputs()[1]);
+  CHECK(g.outputs()[1] == g.outputs()[2]);
+}
+
 TEST_CASE("dce removes dead chains, keeps inputs and outputs", "[dce]") {
   Graph g;
   auto x = g.input("x", f32, {4});

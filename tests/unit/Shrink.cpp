@@ -22,8 +22,8 @@ struct SNode {
   OpKind kind = OpKind::Input;
   std::vector<int> ops;
   std::vector<double> lits;
-  MatMulAttrs attrs;
-  DType dtype = DType::F32; ///< inputs and casts
+  Attrs attrs;              ///< as the node stores them (a cast's dtype included)
+  DType dtype = DType::F32; ///< inputs
   Shape shape;              ///< inputs
   std::string name;
   bool root = false; ///< kept although no output needs it (dead code the failure needs)
@@ -43,7 +43,7 @@ Spec extract(const Graph &g, bool keepDead) {
   for (const Node *n : g.nodes()) {
     SNode sn;
     sn.kind = n->kind();
-    sn.attrs = n->matmulAttrs();
+    sn.attrs = n->attrs();
     sn.dtype = n->dtype();
     sn.shape = n->shape();
     sn.name = n->name();
@@ -101,7 +101,7 @@ std::unique_ptr<Graph> build(const Spec &s) {
       std::vector<Operand> ops;
       for (size_t j = 0; j < n.ops.size(); ++j)
         ops.push_back(n.ops[j] >= 0 ? Operand(made[n.ops[j]]) : Operand::literal(n.lits[j]));
-      made[i] = g->create(n.kind, ops, n.attrs, n.dtype);
+      made[i] = g->create(n.kind, ops, n.attrs);
       if (!n.name.empty())
         made[i]->setName(n.name);
     }
