@@ -3,6 +3,7 @@
 #include "codegen/KernelEmitter.h"
 
 #include "ir/Error.h"
+#include "ir/KernelRegion.h"
 
 #include <algorithm>
 #include <llvm/ADT/DenseMap.h>
@@ -74,48 +75,59 @@ const char *kindName(const KernelKind &k) {
   return "pointwise";
 }
 
-std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
-                                         const GemmTuning *tuning) {
-  // Group nodes: region k -> its nodes in program order; lone nodes get their own group.
-  struct Group {
-    std::string name;
-    std::vector<const Node *> nodes;
-  };
+namespace {
+
+/// A kernel before its spec: a region's nodes in program order, or one lone node.
+struct Group {
+  std::string name;
+  std::vector<const Node *> nodes;
+};
+
+struct Grouping {
   std::vector<Group> groups;
-  std::map<int, unsigned> regionGroup;
   llvm::DenseMap<const Node *, unsigned> groupOf;
+};
+
+/// Nodes with kernel() >= 0 form that region; any other non-input node is a group alone.
+Grouping groupNodes(const Graph &g) {
+  Grouping r;
+  std::map<int, unsigned> regionGroup;
   for (const Node *n : g.nodes()) {
     if (n->isInput())
       continue;
     unsigned gi;
     if (n->kernel() >= 0) {
-      auto [it, inserted] = regionGroup.try_emplace(n->kernel(), groups.size());
+      auto [it, inserted] = regionGroup.try_emplace(n->kernel(), r.groups.size());
       if (inserted) {
         std::string name = static_cast<size_t>(n->kernel()) < g.kernelNames().size()
                                ? g.kernelNames()[n->kernel()]
                                : fmt::format("kernel{}", n->kernel());
-        groups.push_back({name, {}});
+        r.groups.push_back({name, {}});
       }
       gi = it->second;
     } else {
-      gi = groups.size();
-      groups.push_back(
+      gi = r.groups.size();
+      r.groups.push_back(
           {n->name().empty() ? fmt::format("{}{}", opName(n->kind()), n->id()) : n->name(), {}});
     }
-    groups[gi].nodes.push_back(n);
-    groupOf[n] = gi;
+    r.groups[gi].nodes.push_back(n);
+    r.groupOf[n] = gi;
   }
+  return r;
+}
 
-  // Order groups so each follows the groups it reads from (Kahn, ties by first node).
-  size_t ng = groups.size();
+/// The groups in an order where each follows the groups it reads from (Kahn, ties by
+/// first node).
+std::vector<unsigned> orderGroups(const Grouping &gr) {
+  size_t ng = gr.groups.size();
   std::vector<std::vector<unsigned>> succ(ng);
   std::vector<unsigned> indeg(ng, 0);
   for (unsigned gi = 0; gi < ng; ++gi) {
     std::vector<unsigned> preds;
-    for (const Node *n : groups[gi].nodes)
+    for (const Node *n : gr.groups[gi].nodes)
       for (const Operand &op : n->operands())
         if (!op.isScalar() && !op.node->isInput()) {
-          unsigned p = groupOf[op.node];
+          unsigned p = gr.groupOf.lookup(op.node);
           if (p != gi && std::find(preds.begin(), preds.end(), p) == preds.end())
             preds.push_back(p);
         }
@@ -139,95 +151,99 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
   }
   if (order.size() != ng)
     fail("kernel regions form a cycle: a kernel reads a value that depends on its own result");
+  return order;
+}
 
-  std::vector<KernelSpec> specs;
-  for (unsigned gi : order) {
-    const Group &grp = groups[gi];
-    KernelSpec k;
-    k.index = specs.size();
-    k.name = grp.name;
-    k.mangled = fmt::format("kf{}_{}", k.index, mangle(grp.name));
-    const Node *mm = nullptr;
-    for (const Node *n : grp.nodes) {
-      if (n->kind() == OpKind::MatMul) {
-        if (mm)
-          fail("kernel '{}': two matmuls in one kernel cannot be generated", grp.name);
-        mm = n;
-      } else if (!isElementwise(n->kind()))
-        fail("kernel '{}': op '{}' cannot be generated", grp.name, opName(n->kind()));
-    }
-    if (mm && grp.nodes.front() != mm)
-      fail("kernel '{}': a matmul kernel must start with its matmul (its epilogue follows)",
-           grp.name);
-    // Iteration shape: the broadcast of every op's shape in the kernel.
-    Shape iter;
-    for (const Node *n : grp.nodes)
-      iter = broadcastOrThrow(grp.name, iter, n->shape());
-    k.iterShape = iter;
-
-    llvm::DenseMap<const Node *, unsigned> opIndex, inputIndex;
-    if (mm) {
-      if (mm->shape() != iter)
-        fail("kernel '{}': the matmul epilogue iterates over {}, not the matmul's shape {}",
-             grp.name, shapeToString(iter), shapeToString(mm->shape()));
-      GemmSpec gemm = makeGemmSpec(mm, target);
-      if (tuning)
-        applyTuning(gemm, target, *tuning);
-      k.kind = std::move(gemm);
-      // A and B: read by the GEMM's own loads, never through the epilogue's index map.
-      for (unsigned j = 0; j < 2; ++j) {
-        SpecTensor t;
-        t.type = mm->operand(j).node->type();
-        t.nodeId = mm->operand(j).node->id();
-        t.aligned = t.type.shape;
-        k.inputs.push_back(t);
-      }
-      SpecOp op;
-      op.kind = OpKind::MatMul;
-      op.dtype = mm->dtype();
-      op.nodeId = mm->id();
-      op.args = {{SpecRef::Input, 0, 0.f}, {SpecRef::Input, 1, 0.f}};
-      opIndex[mm] = 0;
-      k.ops.push_back(std::move(op));
-    }
-    for (const Node *n : grp.nodes) {
-      if (n == mm)
-        continue;
-      SpecOp op;
-      op.kind = n->kind();
-      op.dtype = n->dtype();
-      op.nodeId = n->id();
-      for (const Operand &o : n->operands()) {
-        SpecRef r;
-        if (o.isScalar()) {
-          r.kind = SpecRef::Literal;
-          r.literal = static_cast<float>(o.scalar);
-        } else if (auto it = opIndex.find(o.node); it != opIndex.end()) {
-          r.kind = SpecRef::Op;
-          r.index = it->second;
-        } else {
-          auto [jt, inserted] = inputIndex.try_emplace(o.node, k.inputs.size());
-          if (inserted)
-            k.inputs.push_back(makeTensor(o.node, iter));
-          r.kind = SpecRef::Input;
-          r.index = jt->second;
-        }
-        op.args.push_back(r);
-      }
-      opIndex[n] = k.ops.size();
-      k.ops.push_back(std::move(op));
-    }
-    // Outputs: values read outside this kernel or that are graph outputs.
-    for (const Node *n : grp.nodes) {
-      bool leaves = g.isOutput(n);
-      for (const Node *u : n->users())
-        if (groupOf.lookup(u) != gi)
-          leaves = true;
-      if (leaves)
-        k.outputs.push_back({makeTensor(n, iter), opIndex[n]});
-    }
-    specs.push_back(std::move(k));
+/// The matmul of a Gemm kernel: its A and B (read only by the GEMM's own loads, never
+/// through the epilogue's index map) and op 0.
+void addMatmul(KernelSpec &k, const Node *mm, const Target &target, const GemmTuning *tuning,
+               llvm::DenseMap<const Node *, unsigned> &opIndex) {
+  GemmSpec gemm = makeGemmSpec(mm, target);
+  if (tuning)
+    applyTuning(gemm, target, *tuning);
+  k.kind = std::move(gemm);
+  for (unsigned j = 0; j < 2; ++j) {
+    SpecTensor t;
+    t.type = mm->operand(j).node->type();
+    t.nodeId = mm->operand(j).node->id();
+    t.aligned = t.type.shape;
+    k.inputs.push_back(t);
   }
+  SpecOp op;
+  op.kind = OpKind::MatMul;
+  op.dtype = mm->dtype();
+  op.nodeId = mm->id();
+  op.args = {{SpecRef::Input, 0, 0.f}, {SpecRef::Input, 1, 0.f}};
+  opIndex[mm] = 0;
+  k.ops.push_back(std::move(op));
+}
+
+/// An elementwise op: operands from earlier ops, literals, or the kernel's inputs.
+void addElementwise(KernelSpec &k, const Node *n, llvm::DenseMap<const Node *, unsigned> &opIndex,
+                    llvm::DenseMap<const Node *, unsigned> &inputIndex) {
+  SpecOp op;
+  op.kind = n->kind();
+  op.dtype = n->dtype();
+  op.nodeId = n->id();
+  for (const Operand &o : n->operands()) {
+    SpecRef r;
+    if (o.isScalar()) {
+      r.kind = SpecRef::Literal;
+      r.literal = static_cast<float>(o.scalar);
+    } else if (auto it = opIndex.find(o.node); it != opIndex.end()) {
+      r.kind = SpecRef::Op;
+      r.index = it->second;
+    } else {
+      auto [jt, inserted] = inputIndex.try_emplace(o.node, k.inputs.size());
+      if (inserted)
+        k.inputs.push_back(makeTensor(o.node, k.iterShape));
+      r.kind = SpecRef::Input;
+      r.index = jt->second;
+    }
+    op.args.push_back(r);
+  }
+  opIndex[n] = k.ops.size();
+  k.ops.push_back(std::move(op));
+}
+
+KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned index,
+                     const Target &target, const GemmTuning *tuning) {
+  const Group &grp = gr.groups[gi];
+  // What the kernel is, by the rule fusion and the verifier apply too.
+  RegionSummary region;
+  if (FusionDecision d = classifyRegion(grp.nodes, &region); !d)
+    fail("kernel '{}' cannot be generated: {}", grp.name, d.explain());
+  KernelSpec k;
+  k.index = index;
+  k.name = grp.name;
+  k.mangled = fmt::format("kf{}_{}", k.index, mangle(grp.name));
+  k.iterShape = region.shape;
+  llvm::DenseMap<const Node *, unsigned> opIndex, inputIndex;
+  if (region.kind == RegionKind::Gemm)
+    addMatmul(k, region.anchor, target, tuning, opIndex);
+  for (const Node *n : grp.nodes)
+    if (n != region.anchor)
+      addElementwise(k, n, opIndex, inputIndex);
+  // Outputs: values read outside this kernel or that are graph outputs.
+  for (const Node *n : grp.nodes) {
+    bool leaves = g.isOutput(n);
+    for (const Node *u : n->users())
+      if (gr.groupOf.lookup(u) != gi)
+        leaves = true;
+    if (leaves)
+      k.outputs.push_back({makeTensor(n, k.iterShape), opIndex[n]});
+  }
+  return k;
+}
+
+} // namespace
+
+std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
+                                         const GemmTuning *tuning) {
+  Grouping gr = groupNodes(g);
+  std::vector<KernelSpec> specs;
+  for (unsigned gi : orderGroups(gr))
+    specs.push_back(buildSpec(g, gr, gi, static_cast<unsigned>(specs.size()), target, tuning));
   return specs;
 }
 

@@ -13,6 +13,10 @@ namespace kfuse {
 Graph::Graph(std::string name) : name_(std::move(name)) {}
 Graph::~Graph() = default;
 
+std::string nodeLabel(const Node *n) {
+  return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id()) : "%" + n->name();
+}
+
 Node *Graph::newNode(OpKind kind, TensorType type) {
   storage_.push_back(std::unique_ptr<Node>(new Node(this, nextId_++, kind, std::move(type))));
   Node *n = storage_.back().get();

@@ -99,6 +99,9 @@ private:
   bool dead_ = false;
 };
 
+/// "%name" for a named node, "kind#id" otherwise: how decisions and errors name nodes.
+std::string nodeLabel(const Node *n);
+
 /// A handle on a Node for the builder API; converts to and from Node*.
 class Value {
 public:

@@ -14,11 +14,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string nodeLabel(const Node *n) {
-  if (!n->name().empty())
-    return "%" + n->name();
-  return fmt::format("{} (node {})", opName(n->kind()), n->id());
-}
 
 /// Row-major strides of `shape` laid into an output of rank `rank` (aligned from the right),
 /// with 0 for broadcast (size-1 or missing) dims.

@@ -1,6 +1,7 @@
 #include "ir/Verifier.h"
 
 #include "ir/Error.h"
+#include "ir/KernelRegion.h"
 
 #include <algorithm>
 #include <llvm/ADT/DenseMap.h>
@@ -13,6 +14,45 @@ namespace kfuse {
 static std::string label(const Node *n) {
   return n->name().empty() ? fmt::format("{} (node #{})", opName(n->kind()), n->id())
                            : fmt::format("%{} ({})", n->name(), opName(n->kind()));
+}
+
+/// Kernel regions: contiguous runs in program order, each kernel in one run, and each run
+/// a kernel codegen can generate (ir/KernelRegion.h, the rule fusion and codegen ask too).
+static void verifyKernels(const Graph &g, const std::vector<Node *> &nodes) {
+  auto bad = [&](const std::string &what) { fail("verifier: graph '{}': {}", g.name(), what); };
+  int numKernels = static_cast<int>(g.kernelNames().size());
+  std::vector<bool> seen(numKernels, false);
+  std::vector<const Node *> run;
+  auto checkRun = [&] {
+    if (run.empty())
+      return;
+    if (FusionDecision d = classifyRegion(run); !d)
+      bad(fmt::format("kernel '{}' cannot be one kernel: {}", g.kernelNames()[run[0]->kernel()],
+                      d.explain()));
+    run.clear();
+  };
+  int current = -1;
+  for (const Node *n : nodes) {
+    int k = n->kernel();
+    if (k >= numKernels)
+      bad(fmt::format("{} is in kernel {} of {}", label(n), k, numKernels));
+    if (k != current) {
+      checkRun();
+      if (k >= 0 && seen[k])
+        bad(fmt::format("kernel '{}' is not contiguous in program order ({} is apart from the "
+                        "rest)",
+                        g.kernelNames()[k], label(n)));
+      if (k >= 0)
+        seen[k] = true;
+    }
+    if (k >= 0)
+      run.push_back(n);
+    current = k;
+  }
+  checkRun();
+  for (int k = 0; k < numKernels; ++k)
+    if (!seen[k])
+      bad(fmt::format("kernel '{}' is empty", g.kernelNames()[k]));
 }
 
 void verify(const Graph &g) {
@@ -101,26 +141,7 @@ void verify(const Graph &g) {
     if (positionOf(o) == kAbsent)
       bad(fmt::format("output {} is not live", label(o)));
 
-  // Kernel regions: contiguous runs in program order; each kernel appears in one run.
-  int numKernels = static_cast<int>(g.kernelNames().size());
-  std::vector<bool> seen(numKernels, false);
-  int current = -1;
-  for (const Node *n : nodes) {
-    int k = n->kernel();
-    if (k >= numKernels)
-      bad(fmt::format("{} is in kernel {} of {}", label(n), k, numKernels));
-    if (k != current && k >= 0) {
-      if (seen[k])
-        bad(fmt::format("kernel '{}' is not contiguous in program order ({} is apart from the "
-                        "rest)",
-                        g.kernelNames()[k], label(n)));
-      seen[k] = true;
-    }
-    current = k;
-  }
-  for (int k = 0; k < numKernels; ++k)
-    if (!seen[k])
-      bad(fmt::format("kernel '{}' is empty", g.kernelNames()[k]));
+  verifyKernels(g, nodes);
 }
 
 } // namespace kfuse

@@ -4,6 +4,8 @@
 // the whole pass is near-linear in the number of nodes.
 #include "passes/Fusion.h"
 
+#include "ir/KernelRegion.h"
+
 #include "ir/Error.h"
 #include "passes/JsonText.h"
 #include "passes/Pass.h"
@@ -18,10 +20,6 @@
 #include <unordered_set>
 
 namespace kfuse {
-
-std::string nodeLabel(const Node *n) {
-  return n->name().empty() ? fmt::format("{}#{}", opName(n->kind()), n->id()) : "%" + n->name();
-}
 
 std::string FusionLog::str() const {
   std::string s;
@@ -146,6 +144,8 @@ private:
   }
 
   // --- 2. producer -> consumer grouping ---------------------------------------------------
+  bool isGemm(int root) const { return region_[root].kind == RegionKind::Gemm; }
+
   int find(int i) {
     while (parent_[i] != i) {
       parent_[i] = parent_[parent_[i]];
@@ -169,11 +169,9 @@ private:
     deps_[b].clear();
     deps_[b].shrink_to_fit();
     compactDeps(a);
-    hasMatmul_[a] = hasMatmul_[a] || hasMatmul_[b];
+    region_[a] = join(region_[a], region_[b]);
     minPos_[a] = std::min(minPos_[a], minPos_[b]);
     maxPos_[a] = std::max(maxPos_[a], maxPos_[b]);
-    if (!domain_[a])
-      domain_[a] = domain_[b];
     return a;
   }
 
@@ -226,13 +224,11 @@ private:
     return false;
   }
 
-  FusionDecision canMerge(int a, int b) {
-    if (hasMatmul_[a] && hasMatmul_[b])
-      return FusionDecision::forbid("a matmul never fuses into another matmul kernel");
-    if (domain_[a]->shape() != domain_[b]->shape())
-      return FusionDecision::forbid(
-          fmt::format("their kernels iterate over different shapes ({} vs {})",
-                      shapeToString(domain_[b]->shape()), shapeToString(domain_[a]->shape())));
+  /// Whether groups `a` and `b` may be one kernel: the kernel-kind rules (ir/KernelRegion.h),
+  /// then no cycle between kernels. `consumer` is the node that joins, for the reason.
+  FusionDecision canMerge(int a, int b, const Node *consumer = nullptr) {
+    if (FusionDecision kind = canJoin(region_[a], region_[b], consumer); !kind)
+      return kind;
     bool gaveUp = false;
     if (pathThroughOthers(a, b, gaveUp) || pathThroughOthers(b, a, gaveUp))
       return FusionDecision::forbid(
@@ -249,10 +245,9 @@ private:
     deps_.assign(n, {});
     rawDeps_.assign(n, 0);
     mark_.assign(n, 0);
-    hasMatmul_.assign(n, false);
     minPos_.resize(n);
     maxPos_.resize(n);
-    domain_.assign(n, nullptr);
+    region_.resize(n);
     pos_.reserve(n * 2);
     for (size_t i = 0; i < n; ++i) {
       parent_[i] = static_cast<int>(i);
@@ -260,7 +255,8 @@ private:
       pos_[nodes[i]] = static_cast<int>(i);
     }
     for (size_t i = 0; i < n; ++i)
-      domain_[i] = rootOf(nodes[i]);
+      // A recomputed producer iterates over its consumer's shape (rootOf).
+      region_[i] = RegionSummary::of(nodes[i]->kind() == OpKind::MatMul ? nodes[i] : rootOf(nodes[i]));
     for (auto &[c, r] : root_)
       unite(pos_.at(c), pos_.at(r));
 
@@ -278,7 +274,6 @@ private:
         deps_[me].push_back(pos_.at(p));
       rawDeps_[me] += producers.size();
       if (c->kind() == OpKind::MatMul) {
-        hasMatmul_[me] = true;
         for (Node *p : producers)
           reject(p, c,
                  p->kind() == OpKind::MatMul
@@ -290,23 +285,20 @@ private:
       }
       // Epilogue fusion first: a matmul result's consumer joins the matmul's kernel.
       std::stable_sort(producers.begin(), producers.end(), [&](Node *x, Node *y) {
-        return hasMatmul_[find(pos_.at(x))] > hasMatmul_[find(pos_.at(y))];
+        return isGemm(find(pos_.at(x))) > isGemm(find(pos_.at(y)));
       });
       for (Node *p : producers) {
         int a = find(static_cast<int>(i)), b = find(pos_.at(p));
         if (a == b)
           continue;
-        FusionDecision d = FusionDecision::allow();
-        if (hasMatmul_[a] && !hasMatmul_[b])
-          d = FusionDecision::forbid(fmt::format(
-              "{} is already a matmul epilogue, whose other operands are read from memory",
-              nodeLabel(c)));
-        else if (hasMatmul_[b] && domain_[b]->shape() != domain_[a]->shape())
-          d = FusionDecision::forbid(fmt::format(
-              "a matmul epilogue must have the matmul's shape {}, {} is {}",
-              shapeToString(domain_[b]->shape()), nodeLabel(c), shapeToString(c->shape())));
-        else
-          d = canMerge(a, b);
+        // An epilogue reads its other operands from memory: a second producer's kernel does
+        // not join (fusion's policy; the kind rules are canMerge's).
+        FusionDecision d =
+            isGemm(a) && !isGemm(b)
+                ? FusionDecision::forbid(fmt::format(
+                      "{} is already a matmul epilogue, whose other operands are read from memory",
+                      nodeLabel(c)))
+                : canMerge(b, a, c);
         if (d)
           unite(a, b);
         else
@@ -324,7 +316,7 @@ private:
       llvm::SmallVector<int, 4> targets;
       for (Node *u : t->users()) {
         int r = find(pos_.at(u));
-        if (r == own || hasMatmul_[r])
+        if (r == own || isGemm(r))
           continue;
         bool merged = false;
         for (int &tg : targets) {
@@ -333,7 +325,7 @@ private:
             merged = true;
             break;
           }
-          if (domain_[tg]->shape() == domain_[r]->shape() && canMerge(tg, r)) {
+          if (region_[tg].shape == region_[r].shape && canMerge(tg, r)) {
             tg = unite(tg, r);
             merged = true;
             break;
@@ -432,9 +424,8 @@ private:
   std::vector<size_t> rawDeps_;        // per root: producer count before compaction
   std::vector<unsigned> mark_;         // compactDeps' scratch, by root
   unsigned stamp_ = 0;
-  std::vector<bool> hasMatmul_;
   std::vector<int> minPos_, maxPos_;
-  std::vector<Node *> domain_; // a node whose shape is the group's iteration shape
+  std::vector<RegionSummary> region_; // per group root: its kind and iteration shape
 };
 
 } // namespace

@@ -15,7 +15,7 @@
 ///  Never: a cycle between kernels; graph outputs are always written by their kernel.
 /// Every producer -> consumer edge left unfused is logged with its reason.
 #include "ir/Graph.h"
-#include "passes/FusionDecision.h"
+#include "ir/FusionDecision.h"
 
 #include <string>
 #include <vector>
@@ -44,7 +44,5 @@ struct FusionLog {
 /// Decisions go to `log` when given.
 bool fuseGraph(Graph &g, FusionLog *log = nullptr);
 
-/// "%name" for a named node, "kind#id" otherwise: how decisions name nodes.
-std::string nodeLabel(const Node *n);
 
 } // namespace kfuse

@@ -8,6 +8,8 @@
 #include "compiler/ParallelFor.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
+#include "ir/KernelRegion.h"
+#include "ir/Verifier.h"
 #include "passes/Fusion.h"
 #include "passes/Report.h"
 
@@ -277,4 +279,34 @@ TEST_CASE("kernel kinds: each kind's emitter gives its launch and its parameters
   CHECK(pw.launchConfig(256, 1000).block == 256);
   CHECK(gemm.launchConfig(256, 1000).block == gemm.gemm()->threads());
   CHECK(pw.flops() == double(pw.ops.size()) * double(pw.numel()));
+}
+
+TEST_CASE("kernel regions: one rule for fusion, the verifier and codegen", "[compile][fusion]") {
+  // A broadcast producer recomputed into a matmul's epilogue may come before the matmul in
+  // program order; the kernel is still a Gemm kernel (the matmul emitted first).
+  Graph g("recompute");
+  Value x = g.input("x", DType::F32, {4, 8});
+  Value w = g.input("w", DType::F32, {8, 16});
+  Value b = g.input("b", DType::F32, {16});
+  Value gb = gelu(b);
+  g.output(matmul(x, w) + gb);
+  CompileOptions o;
+  o.until = Stage::Source;
+  CompiledModule m = compile(g, o);
+  for (const CompiledKernel &k : m.kernels)
+    if (k.spec.gemm())
+      CHECK(k.spec.ops[0].kind == OpKind::MatMul);
+  // Two matmuls in one region: the verifier refuses it with the rule's reason.
+  Graph two("two");
+  Value a = two.input("a", DType::F32, {4, 4});
+  Value p = matmul(a, a), q = matmul(p, a);
+  two.output(q);
+  int k = two.addKernel("k0");
+  p->setKernel(k);
+  q->setKernel(k);
+  CHECK_THROWS_WITH(verify(two), Catch::Contains("a matmul never fuses into another matmul kernel"));
+  RegionSummary r;
+  CHECK_FALSE(classifyRegion({p.node(), q.node()}, &r));
+  CHECK(classifyRegion({p.node()}, &r));
+  CHECK(r.kind == RegionKind::Gemm);
 }

@@ -1,0 +1,43 @@
+#pragma once
+/// Kernel regions: what kind of kernel a set of nodes makes, and whether it can be one
+/// generated kernel at all. The one rule that fusion (before it merges two kernels), the
+/// verifier (on every region of a fused graph) and codegen (when it builds a kernel's spec)
+/// all ask, so what one kernel may hold is decided in one place:
+///  - every op is elementwise, except at most one matmul (a Gemm kernel: the matmul and its
+///    elementwise epilogue; codegen emits the matmul first, and an op before it in program
+///    order, e.g. a recomputed broadcast operand, cannot read it);
+///  - the ops' shapes broadcast to one iteration shape; a Gemm kernel iterates over its
+///    matmul's result.
+#include "ir/FusionDecision.h"
+#include "ir/Graph.h"
+
+#include <llvm/ADT/ArrayRef.h>
+
+namespace kfuse {
+
+/// The kinds of generated kernel (codegen::KernelKind mirrors them).
+enum class RegionKind : uint8_t {
+  Pointwise, ///< elementwise ops over one iteration shape
+  Gemm,      ///< a matmul and its elementwise epilogue over the matmul's result
+};
+
+/// What a region is, as far as the kernel-kind rules care.
+struct RegionSummary {
+  RegionKind kind = RegionKind::Pointwise;
+  const Node *anchor = nullptr; ///< Gemm: its matmul
+  Shape shape;                  ///< the iteration shape
+  /// The region of one node (its own kernel).
+  static RegionSummary of(const Node *n);
+};
+
+/// Whether the kernels `a` and `b` may become one, by the kind rules alone (fusion adds its
+/// own: no cycle, epilogue operands read from memory). `consumer` names the node that
+/// would join, for the reason.
+FusionDecision canJoin(const RegionSummary &a, const RegionSummary &b, const Node *consumer);
+/// The region of `a` and `b` together (canJoin allowed it).
+RegionSummary join(const RegionSummary &a, const RegionSummary &b);
+/// Whether `nodes` (a region, in program order) can be one generated kernel, and of which
+/// kind (`out`); the reason names the first rule broken.
+FusionDecision classifyRegion(llvm::ArrayRef<const Node *> nodes, RegionSummary *out = nullptr);
+
+} // namespace kfuse
