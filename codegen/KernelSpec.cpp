@@ -3,6 +3,7 @@
 #include "codegen/KernelEmitter.h"
 
 #include "ir/Error.h"
+#include "ir/Printer.h"
 
 #include <algorithm>
 #include <llvm/ADT/DenseMap.h>
@@ -58,10 +59,11 @@ LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const 
   return emitterFor(*this).launch(*this, block, maxBlocks);
 }
 
-static SpecTensor makeTensor(const Node *n, const Shape &iter) {
+static SpecTensor makeTensor(const Node *n, const Shape &iter, const NodePrinter &print) {
   SpecTensor t;
   t.type = n->type();
   t.nodeId = n->id();
+  t.name = '%' + print.name(n);
   t.aligned.assign(iter.size() - n->shape().size(), 1);
   t.aligned.append(n->shape().begin(), n->shape().end());
   t.full = t.aligned == iter;
@@ -140,6 +142,9 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
   if (order.size() != ng)
     fail("kernel regions form a cycle: a kernel reads a value that depends on its own result");
 
+  // Every op's `.kf` text for the comments of its code, named as the printed graph names it
+  // (one pass over the graph).
+  NodePrinter print(g);
   std::vector<KernelSpec> specs;
   for (unsigned gi : order) {
     const Group &grp = groups[gi];
@@ -179,6 +184,7 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
         SpecTensor t;
         t.type = mm->operand(j).node->type();
         t.nodeId = mm->operand(j).node->id();
+        t.name = '%' + print.name(mm->operand(j).node);
         t.aligned = t.type.shape;
         k.inputs.push_back(t);
       }
@@ -186,6 +192,7 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
       op.kind = OpKind::MatMul;
       op.dtype = mm->dtype();
       op.nodeId = mm->id();
+      op.text = print(*mm);
       op.args = {{SpecRef::Input, 0, 0.f}, {SpecRef::Input, 1, 0.f}};
       opIndex[mm] = 0;
       k.ops.push_back(std::move(op));
@@ -197,6 +204,7 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
       op.kind = n->kind();
       op.dtype = n->dtype();
       op.nodeId = n->id();
+      op.text = print(*n);
       for (const Operand &o : n->operands()) {
         SpecRef r;
         if (o.isScalar()) {
@@ -208,7 +216,7 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
         } else {
           auto [jt, inserted] = inputIndex.try_emplace(o.node, k.inputs.size());
           if (inserted)
-            k.inputs.push_back(makeTensor(o.node, iter));
+            k.inputs.push_back(makeTensor(o.node, iter, print));
           r.kind = SpecRef::Input;
           r.index = jt->second;
         }
@@ -224,7 +232,7 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
         if (groupOf.lookup(u) != gi)
           leaves = true;
       if (leaves)
-        k.outputs.push_back({makeTensor(n, iter), opIndex[n]});
+        k.outputs.push_back({makeTensor(n, iter, print), opIndex[n]});
     }
     specs.push_back(std::move(k));
   }
