@@ -4,6 +4,7 @@
 #include "codegen/Emitter.h"
 #include "codegen/GemmCodegen.h"
 #include "codegen/KernelEmitter.h"
+#include "codegen/LineComment.h"
 #include "codegen/WgmmaCodegen.h"
 #include "ir/Error.h"
 
@@ -267,7 +268,7 @@ public:
       std::string raw =
           rawInput(j) ? fmt::format("a{}", j) : fmt::format("in{}[{}]", j, offset(t, "i"));
       std::string tn = e_.tmp();
-      e_.line("const float {} = {};", tn, loadExpr(t.type.dtype, raw));
+      e_.line("const float {} = {};{}", tn, loadExpr(t.type.dtype, raw), lineComment(t.name));
       inTmp.push_back(tn);
     }
     // A value this kernel stores in f16/bf16 is rounded once, and the ops after it in the
@@ -296,21 +297,25 @@ public:
       }
       if (stored16(oi))
         expr = loadExpr(op.dtype, storeExpr(op.dtype, expr));
-      else if (op.kind == OpKind::MatMul) {
+      else if (op.kind == OpKind::MatMul) { // read as it arrives: say what it is
+        if (!op.text.empty())
+          e_.line("// acc: {}", commentText(op.text));
         opTmp.push_back("acc");
         continue;
       }
       std::string tn = e_.tmp();
-      e_.line("const float {} = {};", tn, expr);
+      e_.line("const float {} = {};{}", tn, expr, lineComment(op.text));
       opTmp.push_back(tn);
     }
     for (size_t j = 0; j < k_.outputs.size(); ++j) {
       const SpecOutput &o = k_.outputs[j];
       std::string v = storeExpr(o.tensor.type.dtype, opTmp[o.op]);
+      std::string note = o.tensor.name.empty() ? "" : lineComment("output " + o.tensor.name);
       if (o.tensor.full)
-        e_.line("r{} = {};", j, v);
+        e_.line("r{} = {};{}", j, v, note);
       else
-        e_.line("if ({}) out{}[{}] = {};", firstCopy(o.tensor, "i"), j, offset(o.tensor, "i"), v);
+        e_.line("if ({}) out{}[{}] = {};{}", firstCopy(o.tensor, "i"), j, offset(o.tensor, "i"), v,
+                note);
     }
     e_.closeScope();
     if (gemm)

@@ -3,6 +3,7 @@
 #include "codegen/CudaCodegen.h"
 #include "codegen/DecodeGemm.h"
 #include "codegen/Emitter.h"
+#include "codegen/LineComment.h"
 #include "ir/Error.h"
 
 namespace kfuse::codegen {
@@ -29,29 +30,26 @@ static std::string batchOffset(const GemmSpec &s, const std::vector<int64_t> &st
   return sum.empty() ? "0ull" : sum;
 }
 
-void emitGemmKernel(Emitter &e, const KernelSpec &k) {
-  const GemmSpec &s = *k.gemm();
-  emitElementFunction(e, k);
-  e.blank();
-  std::string args = kernelPointerArgs(k);
+/// The epilogue functor `<mangled>_epi`: value(i, acc) computes element i of every full output
+/// (`vals`; outputs smaller than the iteration space are stored by the element function itself),
+/// store(i, v) stores them, operator() does both. Kernels compute a run of values before
+/// storing any, so the epilogue's loads (bias, residual) are in flight together. Where the
+/// kernel has one output, full and 16-bit, `staged` lets the Hopper kernel store its values
+/// itself, row-contiguous through shared memory (out() is that output). The store lines name
+/// the outputs they write.
+static void emitEpilogueFunctor(Emitter &e, const KernelSpec &k, const std::string &args) {
   std::string fields;
   for (size_t j = 0; j < k.inputs.size(); ++j)
     fields += fmt::format("const {} *in{}; ", storage(k.inputs[j].type.dtype), j);
   for (size_t j = 0; j < k.outputs.size(); ++j)
     fields += fmt::format("{} *out{}; ", storage(k.outputs[j].tensor.type.dtype), j);
-  e.line("// {}: {}", s.describe(), s.why);
-  // The epilogue functor: value(i, acc) computes element i of every full output (`vals`;
-  // outputs smaller than the iteration space are stored by the element function itself),
-  // store(i, v) stores them, operator() does both. Kernels compute a run of values before
-  // storing any, so the epilogue's loads (bias, residual) are in flight together. Where the
-  // kernel has one output, full and 16-bit, `staged` lets the Hopper kernel store its values
-  // itself, row-contiguous through shared memory (out() is that output).
-  std::string valFields, valArgs, valStores;
+  std::string valFields, valArgs, valStores, stored;
   for (size_t j = 0; j < k.outputs.size(); ++j)
     if (k.outputs[j].tensor.full) {
       valFields += fmt::format(" {} r{};", storage(k.outputs[j].tensor.type.dtype), j);
       valArgs += fmt::format(", v.r{}", j);
       valStores += fmt::format(" out{}[i] = v.r{};", j, j);
+      stored += (stored.empty() ? "output " : ", ") + k.outputs[j].tensor.name;
     }
   bool staged = k.outputs.size() == 1 && k.outputs[0].tensor.full &&
                 k.outputs[0].tensor.type.dtype != DType::F32;
@@ -62,17 +60,27 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   e.line("__device__ __forceinline__ vals value(unsigned long long i, float acc) const {{ vals v; "
          "{}_elem(({})i, acc, {}{}); return v; }}",
          k.mangled, idx, args, valArgs);
-  e.line("__device__ __forceinline__ void store(unsigned long long i, const vals &v) const {{{}{} }}",
-         valStores.empty() ? " (void)i; (void)v;" : "", valStores);
+  e.line("__device__ __forceinline__ void store(unsigned long long i, const vals &v) const {{{}{} "
+         "}}{}",
+         valStores.empty() ? " (void)i; (void)v;" : "", valStores, lineComment(stored));
   e.line("__device__ __forceinline__ void operator()(unsigned long long i, float acc) const {{ "
          "store(i, value(i, acc)); }}");
   e.line("__device__ __forceinline__ void prefetch(unsigned long long i) const {{ "
          "{}_prefetch(({})i, {}); }}",
          k.mangled, idx, args);
   e.line("static constexpr bool staged = {};", staged ? "true" : "false");
-  e.line("__device__ __forceinline__ unsigned short *out() const {{ return {}; }}",
-         staged ? "out0" : "nullptr");
+  e.line("__device__ __forceinline__ unsigned short *out() const {{ return {}; }}{}",
+         staged ? "out0" : "nullptr", staged ? lineComment(stored) : "");
   e.closeScope(";");
+}
+
+void emitGemmKernel(Emitter &e, const KernelSpec &k) {
+  const GemmSpec &s = *k.gemm();
+  emitElementFunction(e, k);
+  e.blank();
+  std::string args = kernelPointerArgs(k);
+  e.line("// {}: {}", s.describe(), s.why);
+  emitEpilogueFunctor(e, k, args);
   if (s.kernel == GemmKernel::Wgmma) // one block per SM: the register split needs them all
     e.openScope("extern \"C\" __global__ void __launch_bounds__({}, 1){} {}(const __grid_constant__ "
                 "kf_tmap tmA, const __grid_constant__ kf_tmap tmB, {})",
@@ -101,40 +109,41 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   std::string head = fmt::format("{}, {}, {}, {}, {}", dtCode(s.dtype), s.M, s.N, s.K, ta);
   std::string ops = fmt::format("in0 + ({}), in1 + ({}), (unsigned long long)z * {}ull, epi",
                                 batchOffset(s, s.strideA), batchOffset(s, s.strideB), s.M * s.N);
+  const std::string mm = lineComment(k.ops[0].text); // the call computes the matmul
   switch (s.kernel) {
   case GemmKernel::Wgmma:
     // Persistent (no blockIdx.z): the batch's A and B matrices from inside the tile loop.
     e.line("const {}_z zidx{{}};", k.mangled);
-    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);", head,
-           tb, s.warpsM, s.bn, s.stages, s.batch(), s.pingpong ? "true" : "false", s.cluster,
-           k.mangled, k.mangled);
+    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);{}",
+           head, tb, s.warpsM, s.bn, s.stages, s.batch(), s.pingpong ? "true" : "false", s.cluster,
+           k.mangled, k.mangled, mm);
     break;
   case GemmKernel::TensorCore:
-    e.line("kf_gemm_tc<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head, tb, s.bm, s.bn, s.bk,
-           s.stages, s.warpsM, s.warpsN, k.mangled + "_epi", ops); // DT 0: TF32
+    e.line("kf_gemm_tc<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});{}", head, tb, s.bm, s.bn, s.bk,
+           s.stages, s.warpsM, s.warpsN, k.mangled + "_epi", ops, mm); // DT 0: TF32
     break;
   case GemmKernel::Simt:
-    e.line("kf_gemm_simt<{}, {}, {}, {}, {}, {}>({});", head, tb, s.bm, s.bn, s.bk,
-           k.mangled + "_epi", ops);
+    e.line("kf_gemm_simt<{}, {}, {}, {}, {}, {}>({});{}", head, tb, s.bm, s.bn, s.bk,
+           k.mangled + "_epi", ops, mm);
     break;
   case GemmKernel::Gemv:
     if (s.transB)
-      e.line("kf_gemv_nk<{}, {}, {}, {}>({});", head, s.bn / s.warpsN, s.warpsN, k.mangled + "_epi",
-             ops);
+      e.line("kf_gemv_nk<{}, {}, {}, {}>({});{}", head, s.bn / s.warpsN, s.warpsN,
+             k.mangled + "_epi", ops, mm);
     else
-      e.line("kf_gemv_kn<{}, {}, {}, {}>({});", head, s.bn, s.threads(), k.mangled + "_epi", ops);
+      e.line("kf_gemv_kn<{}, {}, {}, {}>({});{}", head, s.bn, s.threads(), k.mangled + "_epi", ops,
+             mm);
     break;
-  case GemmKernel::Decode: // B's tensor map and its matrix for batch z, when B is by TMA
-    e.line("{}", decodeGemmCall(s, head, k.mangled + "_epi",
-                                fmt::format("in0 + ({}), in1 + ({}), {}, (unsigned long long)z * "
-                                            "{}ull, epi",
-                                            batchOffset(s, s.strideA), batchOffset(s, s.strideB),
-                                            s.tensorMaps() ? fmt::format("&tmB, (int)({})",
-                                                                         batchOffset(s, s.strideB,
-                                                                                     s.K * s.N))
-                                                           : std::string("nullptr, 0"),
-                                            s.M * s.N)));
+  case GemmKernel::Decode: { // B's tensor map and its matrix for batch z, when B is by TMA
+    std::string mapB = s.tensorMaps()
+                           ? fmt::format("&tmB, (int)({})", batchOffset(s, s.strideB, s.K * s.N))
+                           : std::string("nullptr, 0");
+    std::string operands =
+        fmt::format("in0 + ({}), in1 + ({}), {}, (unsigned long long)z * {}ull, epi",
+                    batchOffset(s, s.strideA), batchOffset(s, s.strideB), mapB, s.M * s.N);
+    e.line("{}{}", decodeGemmCall(s, head, k.mangled + "_epi", operands), mm);
     break;
+  }
   }
   e.closeScope();
 }

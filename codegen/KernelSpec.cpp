@@ -4,6 +4,7 @@
 
 #include "ir/Error.h"
 #include "ir/KernelRegion.h"
+#include "ir/Printer.h"
 
 #include <algorithm>
 #include <llvm/ADT/DenseMap.h>
@@ -59,10 +60,11 @@ LaunchConfig KernelSpec::launchConfig(unsigned block, uint64_t maxBlocks) const 
   return emitterFor(*this).launch(*this, block, maxBlocks);
 }
 
-static SpecTensor makeTensor(const Node *n, const Shape &iter) {
+static SpecTensor makeTensor(const Node *n, const Shape &iter, const NodePrinter &print) {
   SpecTensor t;
   t.type = n->type();
   t.nodeId = n->id();
+  t.name = '%' + print.name(n);
   t.aligned.assign(iter.size() - n->shape().size(), 1);
   t.aligned.append(n->shape().begin(), n->shape().end());
   t.full = t.aligned == iter;
@@ -157,7 +159,7 @@ std::vector<unsigned> orderGroups(const Grouping &gr) {
 /// The matmul of a Gemm kernel: its A and B (read only by the GEMM's own loads, never
 /// through the epilogue's index map) and op 0.
 void addMatmul(KernelSpec &k, const Node *mm, const Target &target, const GemmTuning *tuning,
-               llvm::DenseMap<const Node *, unsigned> &opIndex) {
+               llvm::DenseMap<const Node *, unsigned> &opIndex, const NodePrinter &print) {
   GemmSpec gemm = makeGemmSpec(mm, target);
   if (tuning)
     applyTuning(gemm, target, *tuning);
@@ -166,6 +168,7 @@ void addMatmul(KernelSpec &k, const Node *mm, const Target &target, const GemmTu
     SpecTensor t;
     t.type = mm->operand(j).node->type();
     t.nodeId = mm->operand(j).node->id();
+    t.name = '%' + print.name(mm->operand(j).node);
     t.aligned = t.type.shape;
     k.inputs.push_back(t);
   }
@@ -173,6 +176,7 @@ void addMatmul(KernelSpec &k, const Node *mm, const Target &target, const GemmTu
   op.kind = OpKind::MatMul;
   op.dtype = mm->dtype();
   op.nodeId = mm->id();
+  op.text = print(*mm);
   op.args = {{SpecRef::Input, 0, 0.f}, {SpecRef::Input, 1, 0.f}};
   opIndex[mm] = 0;
   k.ops.push_back(std::move(op));
@@ -180,11 +184,12 @@ void addMatmul(KernelSpec &k, const Node *mm, const Target &target, const GemmTu
 
 /// An elementwise op: operands from earlier ops, literals, or the kernel's inputs.
 void addElementwise(KernelSpec &k, const Node *n, llvm::DenseMap<const Node *, unsigned> &opIndex,
-                    llvm::DenseMap<const Node *, unsigned> &inputIndex) {
+                    llvm::DenseMap<const Node *, unsigned> &inputIndex, const NodePrinter &print) {
   SpecOp op;
   op.kind = n->kind();
   op.dtype = n->dtype();
   op.nodeId = n->id();
+  op.text = print(*n);
   for (const Operand &o : n->operands()) {
     SpecRef r;
     if (o.isScalar()) {
@@ -196,7 +201,7 @@ void addElementwise(KernelSpec &k, const Node *n, llvm::DenseMap<const Node *, u
     } else {
       auto [jt, inserted] = inputIndex.try_emplace(o.node, k.inputs.size());
       if (inserted)
-        k.inputs.push_back(makeTensor(o.node, k.iterShape));
+        k.inputs.push_back(makeTensor(o.node, k.iterShape, print));
       r.kind = SpecRef::Input;
       r.index = jt->second;
     }
@@ -207,7 +212,7 @@ void addElementwise(KernelSpec &k, const Node *n, llvm::DenseMap<const Node *, u
 }
 
 KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned index,
-                     const Target &target, const GemmTuning *tuning) {
+                     const Target &target, const GemmTuning *tuning, const NodePrinter &print) {
   const Group &grp = gr.groups[gi];
   // What the kernel is, by the rule fusion and the verifier apply too.
   RegionSummary region;
@@ -220,10 +225,10 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
   k.iterShape = region.shape;
   llvm::DenseMap<const Node *, unsigned> opIndex, inputIndex;
   if (region.kind == RegionKind::Gemm)
-    addMatmul(k, region.anchor, target, tuning, opIndex);
+    addMatmul(k, region.anchor, target, tuning, opIndex, print);
   for (const Node *n : grp.nodes)
     if (n != region.anchor)
-      addElementwise(k, n, opIndex, inputIndex);
+      addElementwise(k, n, opIndex, inputIndex, print);
   // Outputs: values read outside this kernel or that are graph outputs.
   for (const Node *n : grp.nodes) {
     bool leaves = g.isOutput(n);
@@ -231,7 +236,7 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
       if (gr.groupOf.lookup(u) != gi)
         leaves = true;
     if (leaves)
-      k.outputs.push_back({makeTensor(n, k.iterShape), opIndex[n]});
+      k.outputs.push_back({makeTensor(n, k.iterShape, print), opIndex[n]});
   }
   return k;
 }
@@ -241,9 +246,13 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
 std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
                                          const GemmTuning *tuning) {
   Grouping gr = groupNodes(g);
+  // Every op's `.kf` text for the comments of its code, named as the printed graph names it
+  // (one pass over the graph).
+  NodePrinter print(g);
   std::vector<KernelSpec> specs;
   for (unsigned gi : orderGroups(gr))
-    specs.push_back(buildSpec(g, gr, gi, static_cast<unsigned>(specs.size()), target, tuning));
+    specs.push_back(
+        buildSpec(g, gr, gi, static_cast<unsigned>(specs.size()), target, tuning, print));
   return specs;
 }
 

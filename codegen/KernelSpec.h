@@ -28,6 +28,7 @@ struct SpecTensor {
   /// type.shape padded on the left with 1s to the rank of the iteration shape.
   Shape aligned;
   unsigned nodeId = 0; ///< the graph node this tensor is (for binding buffers)
+  std::string name;    ///< that node's `.kf` name as the printer writes it (`%h`), for comments
   /// Whether `aligned` equals the iteration shape (read/written at the linear index).
   bool full = false;
 };
@@ -37,6 +38,9 @@ struct SpecOp {
   DType dtype = DType::F32; ///< result dtype (cast rounds to it; otherwise math is f32)
   std::vector<SpecRef> args;
   unsigned nodeId = 0;
+  /// The `.kf` text of the op, as the printer writes it (`%hb = add %h, %b`): generated code
+  /// carries it as a comment on the statement that computes the op (codegen/LineComment.h).
+  std::string text;
 };
 
 struct SpecOutput {

@@ -26,10 +26,37 @@ bool isNameChar(char c) {
          c == '.';
 }
 
+/// "bf16[64, 4096]" appended without temporaries (the printer's hot path).
+void appendType(std::string &out, const TensorType &t) {
+  out += dtypeName(t.dtype);
+  out += '[';
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i)
+      out += ", ";
+    fmt::format_to(std::back_inserter(out), "{}", t.shape[i]);
+  }
+  out += ']';
+}
+
+/// A graph or kernel name as the lexer reads a word: [A-Za-z_][A-Za-z0-9_.]*.
+std::string validIdent(const std::string &s, std::string_view fallback) {
+  if (s.empty())
+    return std::string(fallback);
+  std::string out;
+  char first = s[0];
+  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_'))
+    out += '_';
+  for (char c : s)
+    out += isNameChar(c) ? c : '_';
+  return out;
+}
+
+} // namespace
+
 /// Assigns every node the name it is printed with: its own where valid and unique, else
 /// the first free number (or a sanitized, uniquified form of an invalid name). Indexed by
 /// node id, so naming a large graph costs one pass and one hash set.
-class Namer {
+class NodePrinter::Namer {
 public:
   explicit Namer(const Graph &g) : graph_(&g) {
     const std::vector<Node *> &nodes = g.nodes();
@@ -86,35 +113,43 @@ private:
   const Graph *graph_ = nullptr;
 };
 
-/// "bf16[64, 4096]" appended without temporaries (the printer's hot path).
-void appendType(std::string &out, const TensorType &t) {
-  out += dtypeName(t.dtype);
-  out += '[';
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    if (i)
-      out += ", ";
-    fmt::format_to(std::back_inserter(out), "{}", t.shape[i]);
+NodePrinter::NodePrinter(const Graph &g) : namer_(std::make_unique<Namer>(g)) {}
+NodePrinter::~NodePrinter() = default;
+
+const std::string &NodePrinter::name(const Node *n) const { return (*namer_)(n); }
+
+void NodePrinter::append(std::string &out, const Node &n) const {
+  out += '%';
+  out += name(&n);
+  out += " = ";
+  out += opName(n.kind());
+  if (n.isInput()) {
+    out += ' ';
+    appendType(out, n.type());
+    return;
   }
-  out += ']';
+  const char *sep = " ";
+  for (const Operand &o : n.operands()) {
+    out += sep;
+    if (o.node) {
+      out += '%';
+      out += name(o.node);
+    } else {
+      out += formatLiteral(o.scalar);
+    }
+    sep = ", ";
+  }
+  appendAttrs(out, n.kind(), n.attrs());
 }
 
-/// A graph or kernel name as the lexer reads a word: [A-Za-z_][A-Za-z0-9_.]*.
-std::string validIdent(const std::string &s, std::string_view fallback) {
-  if (s.empty())
-    return std::string(fallback);
+std::string NodePrinter::operator()(const Node &n) const {
   std::string out;
-  char first = s[0];
-  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_'))
-    out += '_';
-  for (char c : s)
-    out += isNameChar(c) ? c : '_';
+  append(out, n);
   return out;
 }
 
-} // namespace
-
 std::string printGraph(const Graph &g) {
-  Namer name(g);
+  NodePrinter print(g);
   std::string out;
   out.reserve(g.numNodes() * 48 + 64);
   fmt::format_to(std::back_inserter(out), "graph {} {{\n", validIdent(g.name(), "main"));
@@ -130,30 +165,12 @@ std::string printGraph(const Graph &g) {
                        validIdent(kernels[k], fmt::format("k{}", k)));
       open = k;
     }
-    out += open >= 0 ? "    %" : "  %";
-    out += name(n);
-    out += " = ";
-    out += opName(n->kind());
-    if (n->isInput()) {
-      out += ' ';
+    out += open >= 0 ? "    " : "  ";
+    print.append(out, *n);
+    if (!n->isInput()) {
+      out += "  # ";
       appendType(out, n->type());
-      out += '\n';
-      continue;
     }
-    const char *sep = " ";
-    for (const Operand &o : n->operands()) {
-      out += sep;
-      if (o.node) {
-        out += '%';
-        out += name(o.node);
-      } else {
-        out += formatLiteral(o.scalar);
-      }
-      sep = ", ";
-    }
-    appendAttrs(out, n->kind(), n->attrs());
-    out += "  # ";
-    appendType(out, n->type());
     out += '\n';
   }
   if (open >= 0)
@@ -163,7 +180,7 @@ std::string printGraph(const Graph &g) {
   for (const Node *o : g.outputs()) {
     out += sep;
     out += '%';
-    out += name(o);
+    out += print.name(o);
     sep = ", ";
   }
   out += "\n}\n";

@@ -42,9 +42,9 @@ TEST_CASE("golden: the seed doubling kernel, n=10, 4 threads per block", "[codeg
       kernelPart(src) ==
       R"(static __device__ __forceinline__ void kf0_y_2Eout_elem(unsigned i, const float *__restrict__ in0, float *__restrict__ out0, float a0, float &r0) {
   (void)i;
-  const float t0 = a0;
-  const float t1 = t0 * 2.0f;
-  r0 = t1;
+  const float t0 = a0;  // %x
+  const float t1 = t0 * 2.0f;  // %y.out = mul %x, 2.0
+  r0 = t1;  // output %y.out
 }
 
 extern "C" __global__ void __launch_bounds__(4) kf0_y_2Eout(const float *__restrict__ in0, float *__restrict__ out0) {
