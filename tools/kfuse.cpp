@@ -1,6 +1,7 @@
 // kfuse: the command-line driver. Dispatches to the registered subcommands (tools/*Command.cpp)
-// and turns any kfuse::Error that escapes them into one message and exit code 1.
+// and turns any exception that escapes them into one message and exit code 1.
 #include "ir/Error.h"
+#include "ir/InputFile.h"
 #include "ir/Parser.h"
 #include "tools/Command.h"
 
@@ -56,6 +57,14 @@ int main(int argc, char **argv) {
       return kExitUserError;
     } catch (const std::bad_alloc &) {
       fmt::print(stderr, "kfuse {}: error: out of host memory\n", cmd);
+      return kExitUserError;
+    } catch (const std::exception &e) {
+      // A bug, or an error a command forgot to turn into a kfuse::Error: still one message
+      // and exit 1, never std::terminate.
+      fmt::print(stderr, "kfuse {}: internal error: {}\n", cmd, kfuse::excerpt(e.what(), 1000));
+      return kExitUserError;
+    } catch (...) {
+      fmt::print(stderr, "kfuse {}: internal error: an unknown exception\n", cmd);
       return kExitUserError;
     }
   }
