@@ -15,6 +15,16 @@ std::string nvrtcVersionString() {
   return fmt::format("{}.{}", major, minor);
 }
 
+std::vector<int> nvrtcSupportedArchs() {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0)
+    return {};
+  std::vector<int> archs(static_cast<size_t>(n));
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS)
+    return {};
+  return archs;
+}
+
 std::vector<std::string> nvrtcOptions(const std::string &arch) {
   // ptxas -v: each kernel's registers, spills and shared memory in the log, for the dumps.
   return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device", "--ptxas-options=-v"};

@@ -75,8 +75,14 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   opts.autotune = cli.has("--autotune");
   if (auto rc = readCompileFlags(cli, kTf32Flag | kDumpFlag | kJobsFlag, opts.compile))
     return rc;
-  if (cli.has("--device"))
+  if (cli.has("--device")) {
     opts.device = cli.value("--device");
+    try { // checked now, not after the run it would only time: a bad value is exit 2
+      parseDevice(opts.device);
+    } catch (const Error &e) {
+      return cli.badArgs(e.what());
+    }
+  }
   if (cli.has("--reps"))
     if (auto rc = parseCount(cli, "--reps", opts.reps))
       return rc;
