@@ -1,13 +1,15 @@
 #include "compiler/KernelCache.h"
 
 #include "ir/Error.h"
+#include "ir/InputFile.h"
 #include "compiler/Nvrtc.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <sstream>
+#include <set>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -38,6 +40,25 @@ std::string cacheDirectory() {
   return "/tmp/kfuse-cache";
 }
 
+std::optional<std::string> usableCacheDirectory() {
+  std::string dir = cacheDirectory();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && !std::filesystem::is_directory(dir, ec) && !ec)
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (!ec)
+    return dir;
+  static std::mutex warnMu;
+  static std::set<std::string> warned; // one warning per directory, not one per kernel
+  std::lock_guard<std::mutex> lock(warnMu);
+  if (warned.insert(dir).second)
+    fmt::print(stderr,
+               "kfuse: warning: kernel cache '{}' is unusable ({}); compiling without a "
+               "cache\n",
+               excerpt(dir), ec.message());
+  return std::nullopt;
+}
+
 CacheStats &cacheStats() {
   static CacheStats s;
   return s;
@@ -59,22 +80,19 @@ std::string cacheEntryPath(const std::string &source, const std::string &arch) {
   return cacheDirectory() + "/" + cacheKey(source, arch) + ".cubin";
 }
 
+/// The header is checked against the file's size before the cubin is read, so a huge
+/// entry costs no memory; a FIFO or other non-regular entry is refused without blocking.
 static bool readEntry(const std::string &path, uint64_t key, std::string &cubin) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string all = ss.str();
-  if (all.size() < kHeader || std::memcmp(all.data(), kMagic, 8) != 0)
+  InputFile in(path);
+  std::string header;
+  if (!in.ok() || !in.read(0, kHeader, header) || std::memcmp(header.data(), kMagic, 8) != 0)
     return false;
   uint64_t entryKey, size, sum;
-  std::memcpy(&entryKey, all.data() + 8, 8);
-  std::memcpy(&size, all.data() + 16, 8);
-  std::memcpy(&sum, all.data() + 24, 8);
-  if (entryKey != key || all.size() != kHeader + size)
+  std::memcpy(&entryKey, header.data() + 8, 8);
+  std::memcpy(&size, header.data() + 16, 8);
+  std::memcpy(&sum, header.data() + 24, 8);
+  if (entryKey != key || in.size() - kHeader != size || !in.read(kHeader, size, cubin))
     return false;
-  cubin = all.substr(kHeader);
   return fnv1a(cubin) == sum;
 }
 
@@ -118,10 +136,12 @@ CacheStats cacheStatsSnapshot() {
 static std::string infoPath(const std::string &entry) { return entry + ".info"; }
 
 static std::string readInfo(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return in ? ss.str() : std::string();
+  InputFile in(path);
+  std::string info;
+  constexpr uint64_t kMaxInfo = 1 << 20; // ptxas's report is a few lines per kernel
+  if (!in.ok() || in.size() > kMaxInfo || !in.read(0, in.size(), info))
+    return {};
+  return info;
 }
 
 static void writeInfo(const std::string &path, const std::string &info) {
@@ -154,20 +174,25 @@ CachedKernel cachedCompile(const std::string &source, const std::string &arch) {
   }
   // Disk reads and NVRTC run unlocked: kernels of one program compile on several threads.
   // Two threads with the same source both compile and write the same entry atomically.
-  std::string path = cacheEntryPath(source, arch);
+  std::optional<std::string> dir = usableCacheDirectory();
+  std::string path = dir ? *dir + "/" + key + ".cubin" : std::string();
   CachedKernel k;
   bool corrupt = false;
-  if (readEntry(path, keyHash, k.cubin)) {
+  if (dir && readEntry(path, keyHash, k.cubin)) {
     k.from = CachedKernel::Disk;
     k.info = readInfo(infoPath(path));
   } else {
-    corrupt = std::filesystem::exists(path);
+    std::error_code ec; // anything in the entry's place (even a symlink loop) is corrupt
+    corrupt = dir && std::filesystem::symlink_status(path, ec).type() !=
+                         std::filesystem::file_type::not_found;
     CompiledProgram p = nvrtcCompile(source, arch, false);
     k.cubin = std::move(p.cubin);
     k.info = std::move(p.log);
     k.from = CachedKernel::Compiled;
-    writeEntry(path, keyHash, k.cubin);
-    writeInfo(infoPath(path), k.info);
+    if (dir) {
+      writeEntry(path, keyHash, k.cubin);
+      writeInfo(infoPath(path), k.info);
+    }
   }
   std::lock_guard<std::mutex> lock(mu);
   CacheStats &s = cacheStats();

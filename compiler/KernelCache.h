@@ -3,9 +3,12 @@
 /// ~/.cache/kfuse), keyed by a hash of source + options + NVRTC version + arch. Disk entries
 /// are written atomically (temp file, then rename) and checked on load (magic header, the
 /// key hash, so a file copied from another program or arch is refused,
-/// size, checksum); a corrupt entry is compiled again and rewritten.
+/// size, checksum); a corrupt entry is compiled again and rewritten. An entry that is not a
+/// regular file (a FIFO, a symlink loop) is a corrupt entry, never opened in a way that could
+/// block; a cache directory that cannot be used costs only the cache, with one warning.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +18,11 @@ uint64_t fnv1a(std::string_view bytes);
 /// 16 hex digits of fnv1a.
 std::string hashHex(std::string_view bytes);
 std::string cacheDirectory();
+/// cacheDirectory(), created if missing, when it is a usable folder; otherwise nullopt,
+/// after one warning per directory on stderr ("kfuse: warning: kernel cache ... is
+/// unusable (REASON); compiling without a cache"): a symlink loop, an over-long path or a
+/// file in its place must not stop a compile.
+std::optional<std::string> usableCacheDirectory();
 
 struct CacheStats {
   unsigned memoryHits = 0, diskHits = 0, compiles = 0, corrupt = 0;

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <nvrtc.h>
+#include <optional>
 
 namespace kfuse::compiler {
 
@@ -12,6 +13,16 @@ std::string nvrtcVersionString() {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
   return fmt::format("{}.{}", major, minor);
+}
+
+std::vector<int> nvrtcSupportedArchs() {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0)
+    return {};
+  std::vector<int> archs(static_cast<size_t>(n));
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS)
+    return {};
+  return archs;
 }
 
 std::vector<std::string> nvrtcOptions(const std::string &arch) {
@@ -42,10 +53,16 @@ CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch,
     out.log.pop_back();
   if (r != NVRTC_SUCCESS) {
     nvrtcDestroyProgram(&prog);
-    std::string path = cacheDirectory() + "/failed-" + hashHex(source) + ".cu";
-    std::error_code ec;
-    std::filesystem::create_directories(cacheDirectory(), ec);
-    std::ofstream(path) << source;
+    // Name the source file only when it was written: an unusable cache has none to show.
+    std::string path = "not saved (no usable kernel cache)";
+    if (std::optional<std::string> dir = usableCacheDirectory()) {
+      std::string file = *dir + "/failed-" + hashHex(source) + ".cu";
+      std::ofstream out(file);
+      out << source;
+      out.close();
+      if (out)
+        path = file;
+    }
     std::string joined;
     for (const std::string &o : opts)
       joined += (joined.empty() ? "" : " ") + o;

@@ -15,6 +15,9 @@ struct CompiledProgram {
 
 /// "13.0"
 std::string nvrtcVersionString();
+/// The architectures this NVRTC compiles for (75 for sm_75), ascending: `--arch` is checked
+/// against them so that an unknown one is a bad option, not NVRTC_ERROR_INVALID_OPTION.
+std::vector<int> nvrtcSupportedArchs();
 /// The options kfuse compiles with for `arch` ("sm_90").
 std::vector<std::string> nvrtcOptions(const std::string &arch);
 /// Compiles `source`; `wantPtx` also asks for PTX (cubin is always produced).

@@ -1,7 +1,9 @@
 #include "ir/Npy.h"
 
 #include "ir/Error.h"
+#include "ir/InputFile.h"
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -18,15 +20,31 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 
-std::string readWholeFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("cannot open '{}': {}", path, std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    fail("cannot read '{}': {}", path, std::strerror(errno));
-  return ss.str();
+/// The magic, version, header length and header dict of `f`, without the data: the header
+/// says how much data to expect, which is checked before any of it is read.
+std::string readHeaderBytes(const InputFile &f, const std::string &path) {
+  constexpr size_t kMaxHeader = 1 << 20; // NumPy's headers are a few hundred bytes
+  std::string prefix;
+  size_t n = static_cast<size_t>(std::min<uint64_t>(f.size(), 12));
+  if (!f.read(0, n, prefix))
+    fail("cannot read '{}'", path);
+  if (prefix.size() < kMagicLen + 4 || prefix.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
+    return prefix; // parseNpyHeader names what is wrong
+  auto byteAt = [&](size_t i) {
+    return static_cast<size_t>(static_cast<unsigned char>(prefix[i]));
+  };
+  size_t headerLen = byteAt(8) | byteAt(9) << 8, start = 10;
+  if ((prefix[6] == 2 || prefix[6] == 3) && prefix.size() == 12) {
+    headerLen |= byteAt(10) << 16 | byteAt(11) << 24;
+    start = 12;
+  }
+  if (headerLen > kMaxHeader)
+    fail("'{}' is not a valid .npy file: its header claims {} bytes (kfuse reads at most {})", path,
+         headerLen, kMaxHeader);
+  std::string header;
+  if (!f.read(0, static_cast<size_t>(std::min<uint64_t>(f.size(), start + headerLen)), header))
+    fail("cannot read '{}'", path);
+  return header;
 }
 
 /// A tiny cursor over the header's Python dict literal, e.g.
@@ -38,7 +56,7 @@ struct DictParser {
 
   [[noreturn]] void error(const char *what) {
     fail("'{}' is not a valid .npy file: bad header ({} at offset {} of \"{}\")", path, what, pos,
-         s);
+         excerpt(s));
   }
   void skipSpace() {
     while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r'))
@@ -164,8 +182,10 @@ NpyHeader parseNpyHeader(const std::string &bytes, const std::string &path) {
 }
 
 Tensor readNpy(const std::string &path, const TensorType &expect) {
-  std::string bytes = readWholeFile(path);
-  NpyHeader h = parseNpyHeader(bytes, path);
+  InputFile f(path);
+  if (!f.ok())
+    fail("cannot open '{}': {}", path, f.error());
+  NpyHeader h = parseNpyHeader(readHeaderBytes(f, path), path);
   size_t elemSize;
   if (h.descr == "<f4" || h.descr == "=f4")
     elemSize = 4;
@@ -176,7 +196,7 @@ Tensor readNpy(const std::string &path, const TensorType &expect) {
   else
     fail("'{}' holds dtype '{}'; kfuse reads little-endian float32 ('<f4'), float64 ('<f8') and "
          "float16 ('<f2')",
-         path, h.descr);
+         path, excerpt(h.descr));
   if (h.fortranOrder)
     fail("'{}' is in Fortran order; kfuse reads C-order arrays (save np.ascontiguousarray(a))",
          path);
@@ -185,7 +205,7 @@ Tensor readNpy(const std::string &path, const TensorType &expect) {
          shapeToString(expect.shape));
   int64_t n = expect.numElements();
   size_t need = static_cast<size_t>(n) * elemSize;
-  size_t have = bytes.size() - h.dataOffset;
+  size_t have = f.size() - h.dataOffset;
   if (have < need)
     fail("'{}' is truncated: shape {} needs {} bytes of data, the file has {}", path,
          shapeToString(h.shape), need, have);
@@ -193,8 +213,11 @@ Tensor readNpy(const std::string &path, const TensorType &expect) {
     fail("'{}' has {} bytes after its data; expected exactly {} for shape {}", path, have - need,
          need, shapeToString(h.shape));
 
+  std::string bytes;
+  if (!f.read(h.dataOffset, need, bytes))
+    fail("cannot read '{}': it changed while being read", path);
   Tensor t(expect);
-  const char *src = bytes.data() + h.dataOffset;
+  const char *src = bytes.data();
   for (int64_t i = 0; i < n; ++i) {
     double v;
     if (elemSize == 4) {

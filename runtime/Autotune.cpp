@@ -1,6 +1,7 @@
 #include "runtime/Autotune.h"
 
 #include "ir/Error.h"
+#include "ir/InputFile.h"
 #include "runtime/DeviceTensor.h"
 #include "runtime/Executable.h"
 #include "compiler/KernelCache.h"
@@ -26,6 +27,8 @@ std::string autotuneCachePath(const std::string &key, const std::string &deviceN
 /// A cached choice: magic, key, device, config, why; anything else is no entry.
 static bool readChoice(const std::string &path, const std::string &key, const std::string &dev,
                        GemmTuning::Choice &c) {
+  if (!InputFile(path).ok()) // a FIFO or a symlink loop in its place is no entry, not a hang
+    return false;
   std::ifstream in(path);
   std::string magic, k, d;
   if (!std::getline(in, magic) || !std::getline(in, k) || !std::getline(in, d) ||

@@ -1,5 +1,6 @@
 #include "tools/CliArgs.h"
 
+#include "ir/InputFile.h"
 #include "tools/Command.h"
 
 #include <algorithm>
@@ -23,6 +24,11 @@ CliArgs &CliArgs::option(std::string name, std::string valueName, std::string he
   return *this;
 }
 
+CliArgs &CliArgs::repeatable() {
+  specs_.back().repeatable = true;
+  return *this;
+}
+
 CliArgs &CliArgs::positionalCount(size_t min, size_t max) {
   minPositionals_ = min;
   maxPositionals_ = max;
@@ -39,6 +45,16 @@ CliArgs::Spec *CliArgs::find(const std::string &spelling) {
 
 const CliArgs::Spec *CliArgs::find(const std::string &name) const {
   return const_cast<CliArgs *>(this)->find(name);
+}
+
+std::optional<int> CliArgs::addValue(Spec &s, const std::string &key, std::string val) {
+  if (val.empty())
+    return badArgs(fmt::format("option '{}' needs a value ({}), got an empty one", key,
+                               s.valueName));
+  if (!s.repeatable && !s.given.empty())
+    return badArgs(fmt::format("option '{}' is given twice; it takes one value", s.name));
+  s.given.push_back(std::move(val));
+  return std::nullopt;
 }
 
 int CliArgs::badArgs(const std::string &message) const {
@@ -77,7 +93,7 @@ std::optional<int> CliArgs::parse(const std::vector<std::string> &args) {
       return badArgs("option '--help' takes no value");
     Spec *s = find(key);
     if (!s)
-      return badArgs(fmt::format("unknown option '{}'", key));
+      return badArgs(fmt::format("unknown option '{}'", excerpt(key)));
     if (s->valueName.empty()) {
       if (hasInlineValue)
         return badArgs(fmt::format("option '{}' takes no value", key));
@@ -89,7 +105,8 @@ std::optional<int> CliArgs::parse(const std::vector<std::string> &args) {
         return badArgs(fmt::format("option '{}' needs a value ({})", key, s->valueName));
       val = args[++i];
     }
-    s->given.push_back(val);
+    if (auto rc = addValue(*s, key, std::move(val)))
+      return rc;
   }
   if (positionals_.size() < minPositionals_)
     return badArgs(minPositionals_ == 1 && maxPositionals_ == 1
@@ -97,7 +114,8 @@ std::optional<int> CliArgs::parse(const std::vector<std::string> &args) {
                        : fmt::format("expected at least {} argument{} ({})", minPositionals_,
                                      minPositionals_ == 1 ? "" : "s", positionalsUsage_));
   if (positionals_.size() > maxPositionals_)
-    return badArgs(fmt::format("unexpected argument '{}'", positionals_[maxPositionals_]));
+    return badArgs(
+        fmt::format("unexpected argument '{}'", excerpt(positionals_[maxPositionals_])));
   return std::nullopt;
 }
 

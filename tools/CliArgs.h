@@ -6,6 +6,9 @@
 ///   --            everything after it is positional
 ///   --help / -h   prints the generated usage to stdout; parse() returns exit code 0
 /// Bad arguments print "kfuse CMD: error: ..." and a hint to stderr; parse() returns 2.
+/// An option's value may not be empty (`--outputs=` doing nothing hid a typo), and an
+/// option may be given once unless declared repeatable() (a second `--graph` silently
+/// winning hid the first).
 ///
 ///   CliArgs cli("opt", "FILE.kf", "parse, verify and print a .kf module");
 ///   cli.option("-o", "FILE", "write the output to FILE instead of stdout");
@@ -25,10 +28,12 @@ public:
 
   /// A boolean flag; `aliases` are other spellings of it (e.g. "-v").
   CliArgs &flag(std::string name, std::string help, std::vector<std::string> aliases = {});
-  /// An option that takes a value; given several times, value() is the last and values()
-  /// all of them, in order.
+  /// An option that takes a non-empty value, once (see repeatable()).
   CliArgs &option(std::string name, std::string valueName, std::string help,
                   std::vector<std::string> aliases = {});
+  /// The option declared last may be given several times: values() is all of them, in
+  /// order, and value() the last.
+  CliArgs &repeatable();
   /// How many positional arguments are accepted (default exactly one).
   CliArgs &positionalCount(size_t min, size_t max);
 
@@ -53,7 +58,9 @@ private:
     std::string valueName; // empty for a flag
     std::string help;
     std::vector<std::string> given; // one entry per occurrence ("" for a flag)
+    bool repeatable = false;
   };
+  std::optional<int> addValue(Spec &s, const std::string &key, std::string val);
   Spec *find(const std::string &spelling);
   const Spec *find(const std::string &name) const;
 

@@ -1,8 +1,12 @@
 #include "tools/CompileFlags.h"
 
+#include "compiler/Nvrtc.h"
 #include "ir/Error.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kfuse::tool {
 
@@ -33,8 +37,16 @@ std::optional<int> readCompileFlags(const CliArgs &cli, unsigned which,
                                     compiler::CompileOptions &o,
                                     const std::string &defaultDevice) {
   try {
-    if (which & kArchFlag)
-      o.target = codegen::parseArch(cli.value("--arch", "sm_90a"));
+    if (which & kArchFlag) {
+      std::string arch = cli.value("--arch", "sm_90a");
+      o.target = codegen::parseArch(arch);
+      // Also for report, which never runs NVRTC: an arch it cannot compile for is no target.
+      std::vector<int> known = compiler::nvrtcSupportedArchs();
+      if (!known.empty() &&
+          std::find(known.begin(), known.end(), static_cast<int>(o.target.sm)) == known.end())
+        fail("--arch {}: NVRTC {} compiles for sm_{}", arch, compiler::nvrtcVersionString(),
+             fmt::join(known, ", sm_"));
+    }
     if (which & kDeviceFlag)
       o.device = parseDevice(cli.value("--device", defaultDevice));
   } catch (const Error &e) {

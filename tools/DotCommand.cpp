@@ -129,7 +129,12 @@ int dotMain(const std::vector<std::string> &args) {
              "NAME:BW_TBps:TFLOPs");
   if (auto rc = cli.parse(args))
     return *rc;
-  Device d = parseDevice(cli.value("--device", "h100"));
+  Device d;
+  try {
+    d = parseDevice(cli.value("--device", "h100"));
+  } catch (const Error &e) { // a bad option value: exit 2, like every command's
+    return cli.badArgs(e.what());
+  }
   const std::string &file = cli.positionals()[0];
   std::vector<std::unique_ptr<Graph>> module = loadModule(file);
   Graph &g = selectGraph(module, file, cli.value("--graph"));

@@ -35,8 +35,10 @@ Graph &selectGraph(const std::vector<std::unique_ptr<Graph>> &module, const std:
 
 void writeText(const std::string &path, const std::string &text) {
   if (path.empty() || path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
+    errno = 0;
+    bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
+    if (!(std::fflush(stdout) == 0 && ok))
+      fail("cannot write to stdout: {}", errno ? std::strerror(errno) : "write error");
     return;
   }
   std::FILE *f = std::fopen(path.c_str(), "wb");

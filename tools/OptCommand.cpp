@@ -23,7 +23,8 @@ CliArgs optCli() {
   cli.flag("-O2", "run the default pipeline (simplify,cse,dce,fuse)", {"-O1"});
   cli.flag("-O0", "run no passes (the default)");
   cli.flag("--print-after-all", "print the IR to stderr after every pass");
-  cli.option("--print-after", "PASS", "print the IR to stderr after PASS (repeatable)");
+  cli.option("--print-after", "PASS", "print the IR to stderr after PASS (repeatable)")
+      .repeatable();
   cli.flag("--verify-each", "verify the graph after every pass");
   cli.flag("--time-passes", "print each pass's time to stderr");
   cli.flag("--explain-fusion",
@@ -36,21 +37,26 @@ int optMain(const std::vector<std::string> &args) {
   CliArgs cli = optCli();
   if (auto rc = cli.parse(args))
     return *rc;
-  // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
-  std::vector<std::unique_ptr<Graph>> graphs = loadModule(cli.positionals()[0]);
   if (cli.has("--passes") && (cli.has("-O2") || cli.has("-O0")))
     return cli.badArgs("--passes and -O0/-O2 exclude each other");
   std::vector<std::string> pipeline;
-  if (cli.has("--passes"))
-    pipeline = parsePipeline(cli.value("--passes"));
-  else if (cli.has("-O2"))
-    pipeline = defaultPipeline();
   PassManagerOptions popts;
   popts.printAfterAll = cli.has("--print-after-all");
   popts.printAfter = cli.values("--print-after");
   popts.verifyEach = cli.has("--verify-each");
   popts.timePasses = cli.has("--time-passes");
   popts.printer = [](const Graph &g) { return printGraph(g); };
+  try { // an unknown pass is a bad option value (exit 2), found before the file is read
+    if (cli.has("--passes"))
+      pipeline = parsePipeline(cli.value("--passes"));
+    else if (cli.has("-O2"))
+      pipeline = defaultPipeline();
+    PassManager check(popts); // rejects an unknown --print-after pass
+  } catch (const Error &e) {
+    return cli.badArgs(e.what());
+  }
+  // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
+  std::vector<std::unique_ptr<Graph>> graphs = loadModule(cli.positionals()[0]);
   std::string explain;
   for (const auto &g : graphs) {
     PassManager pm(popts);

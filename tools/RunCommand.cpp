@@ -3,6 +3,7 @@
 // check, time); with --cpu on the reference interpreter.
 #include <algorithm>
 #include "ir/Error.h"
+#include "ir/InputFile.h"
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
 #include "ir/Parser.h"
@@ -74,8 +75,14 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   opts.autotune = cli.has("--autotune");
   if (auto rc = readCompileFlags(cli, kTf32Flag | kDumpFlag | kJobsFlag, opts.compile))
     return rc;
-  if (cli.has("--device"))
+  if (cli.has("--device")) {
     opts.device = cli.value("--device");
+    try { // checked now, not after the run it would only time: a bad value is exit 2
+      parseDevice(opts.device);
+    } catch (const Error &e) {
+      return cli.badArgs(e.what());
+    }
+  }
   if (cli.has("--reps"))
     if (auto rc = parseCount(cli, "--reps", opts.reps))
       return rc;
@@ -118,14 +125,20 @@ std::string outputName(const Graph &g, size_t i) {
 std::vector<Tensor> loadInputs(const Graph &g, const RunOptions &opts) {
   if (opts.inputsDir.empty())
     return randomInputs(g, opts.seed);
-  if (!fs::is_directory(opts.inputsDir))
-    fail("--inputs '{}' is not a folder", opts.inputsDir);
+  // The error_code overloads: a symlink loop or an over-long name is the user's error to
+  // read, with the path, not a filesystem_error.
+  std::error_code ec;
+  fs::file_status dir = fs::status(opts.inputsDir, ec);
+  if (ec && dir.type() != fs::file_type::not_found)
+    fail("--inputs '{}': {}", excerpt(opts.inputsDir), ec.message());
+  if (!fs::is_directory(dir))
+    fail("--inputs '{}' is not a folder", excerpt(opts.inputsDir));
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     std::string path = (fs::path(opts.inputsDir) / (inputName(g, i) + ".npy")).string();
-    if (!fs::exists(path))
-      fail("input '{}' ({}) of graph '{}' has no file '{}'", inputName(g, i),
-           g.inputs()[i]->type().str(), g.name(), path);
+    if (fs::status(path, ec).type() == fs::file_type::not_found) // else readNpy says why
+      fail("input '{}' ({}) of graph '{}' has no file '{}'", excerpt(inputName(g, i)),
+           g.inputs()[i]->type().str(), excerpt(g.name()), excerpt(path, 400));
     inputs.push_back(readNpy(path, g.inputs()[i]->type()));
   }
   return inputs;

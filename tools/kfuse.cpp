@@ -1,11 +1,14 @@
 // kfuse: the command-line driver. Dispatches to the registered subcommands (tools/*Command.cpp)
-// and turns any kfuse::Error that escapes them into one message and exit code 1.
+// and turns any exception that escapes them into one message and exit code 1.
 #include "ir/Error.h"
+#include "ir/InputFile.h"
 #include "ir/Parser.h"
 #include "tools/Command.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fmt/core.h>
 
 namespace kfuse::tool {
@@ -28,6 +31,20 @@ static void usage(std::FILE *to) {
   fmt::print(to, "\n`kfuse <command> --help` describes a command's options.\n");
 }
 
+/// A command's exit code, made 1 when its output to stdout was lost: fmt::print and
+/// writeText go through stdout's FILE*, so a full disk or a closed stdout shows in its error
+/// flag or the final flush, and a command that printed nothing cannot have lost anything.
+static int checkStdout(const std::string &cmd, int rc) {
+  errno = 0;
+  bool flushed = std::fflush(stdout) == 0;
+  int err = errno;
+  if (flushed && !std::ferror(stdout))
+    return rc;
+  fmt::print(stderr, "kfuse {}: error: cannot write to stdout: {}\n", cmd,
+             err ? std::strerror(err) : "write error");
+  return rc == kExitOk ? kExitUserError : rc;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -36,18 +53,18 @@ int main(int argc, char **argv) {
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);
-    return kExitOk;
+    return checkStdout(cmd, kExitOk);
   }
   if (cmd == "--version") {
     fmt::print("kfuse {}\n", KFUSE_VERSION);
-    return kExitOk;
+    return checkStdout(cmd, kExitOk);
   }
   for (const Command &c : commandRegistry()) {
     if (c.name != cmd)
       continue;
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
-      return c.main(args);
+      return checkStdout(cmd, c.main(args));
     } catch (const kfuse::ParseError &e) { // already "FILE:LINE:COL: error: ..." + caret
       fmt::print(stderr, "{}\n", e.what());
       return kExitUserError;
@@ -56,6 +73,14 @@ int main(int argc, char **argv) {
       return kExitUserError;
     } catch (const std::bad_alloc &) {
       fmt::print(stderr, "kfuse {}: error: out of host memory\n", cmd);
+      return kExitUserError;
+    } catch (const std::exception &e) {
+      // A bug, or an error a command forgot to turn into a kfuse::Error: still one message
+      // and exit 1, never std::terminate.
+      fmt::print(stderr, "kfuse {}: internal error: {}\n", cmd, kfuse::excerpt(e.what(), 1000));
+      return kExitUserError;
+    } catch (...) {
+      fmt::print(stderr, "kfuse {}: internal error: an unknown exception\n", cmd);
       return kExitUserError;
     }
   }
