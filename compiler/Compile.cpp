@@ -173,7 +173,7 @@ CompiledModule compile(const Graph &g, const CompileOptions &options) {
   o.wantPtx = o.wantPtx || dumping; // the dump shows each kernel's PTX
   CompiledModule m = startModule(o);
   m.name = g.name();
-  if (dumping || o.planning != Planning::AsGiven)
+  if (o.keepPassDumps) // the dump's 00-input.kf; a plain compile needs no second copy
     m.input = g.clone();
   std::unique_ptr<Graph> plan = g.clone();
   planGraph(*plan, o, m);
@@ -226,15 +226,18 @@ PtxasInfo parsePtxasInfo(const std::string &log, const std::string &mangled) {
     return info;
   size_t end = log.find("Compiling entry function '", at + 1);
   std::string block = log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex regs(R"(Used (\d+) registers)"), smem(R"((\d+) bytes smem)");
   std::smatch m;
-  if (std::regex_search(block, m, std::regex(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"))) {
+  if (std::regex_search(block, m, frame)) {
     info.stackBytes = std::stoi(m[1]);
     info.spillStores = std::stoi(m[2]);
     info.spillLoads = std::stoi(m[3]);
   }
-  if (std::regex_search(block, m, std::regex(R"(Used (\d+) registers)")))
+  if (std::regex_search(block, m, regs))
     info.registers = std::stoi(m[1]);
-  if (std::regex_search(block, m, std::regex(R"((\d+) bytes smem)")))
+  if (std::regex_search(block, m, smem))
     info.sharedBytes = std::stoi(m[1]);
   else if (info.registers >= 0)
     info.sharedBytes = 0;

@@ -95,8 +95,8 @@ struct CompiledKernel {
 
 struct CompiledModule {
   std::string name;
-  /// The graph as given, and as planned (kernel regions as the kernels run); null for a
-  /// module compiled from specs (compileKernels).
+  /// The graph as given (kept with keepPassDumps or a dump), and as planned (kernel regions
+  /// as the kernels run); null for a module compiled from specs (compileKernels).
   std::shared_ptr<const Graph> input, plan;
   FusionLog fusion;                   ///< the fusion pass's decisions with reasons
   std::vector<std::pair<std::string, std::string>> passDumps; ///< (pass, IR after it)

@@ -67,32 +67,25 @@ std::optional<Attr> parseAttrName(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+/// Per AttrType, in its order: how an error describes a value, and how usage writes one.
+struct AttrTypeText {
+  std::string_view description, metavar;
+};
+constexpr AttrTypeText attrTypeTexts[] = {
+    {"true or false", "true|false"},                        // Bool
+    {"an integer", "INT"},                                  // Int
+    {"a list of integers such as [-1, 0]", "[INT, ...]"},   // IntList
+    {"a dtype (f32, f16 or bf16)", "DTYPE (f32, f16 or bf16)"}, // DType
+};
+} // namespace
+
 std::string_view attrTypeDescription(AttrType t) {
-  switch (t) {
-  case AttrType::Bool:
-    return "true or false";
-  case AttrType::Int:
-    return "an integer";
-  case AttrType::IntList:
-    return "a list of integers such as [-1, 0]";
-  case AttrType::DType:
-    return "a dtype (f32, f16 or bf16)";
-  }
-  return "a value";
+  return attrTypeTexts[static_cast<unsigned>(t)].description;
 }
 
 std::string_view attrTypeMetavar(AttrType t) {
-  switch (t) {
-  case AttrType::Bool:
-    return "true|false";
-  case AttrType::Int:
-    return "INT";
-  case AttrType::IntList:
-    return "[INT, ...]";
-  case AttrType::DType:
-    return "DTYPE (f32, f16 or bf16)";
-  }
-  return "VALUE";
+  return attrTypeTexts[static_cast<unsigned>(t)].metavar;
 }
 
 // --- AttrValue

@@ -72,6 +72,10 @@ Executable::Executable(Driver &d, const compiler::CompiledModule &m)
   args_.resize(specs_.size());
   argPtrs_.resize(specs_.size());
   tensorMaps_.resize(specs_.size());
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    args_[k].assign(params_[k].size(), 0);
+    tensorMaps_[k].assign(params_[k].size(), CUtensorMap{});
+  }
 }
 
 Executable::~Executable() {
@@ -103,10 +107,8 @@ void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdevic
 void Executable::bindKernel(size_t k, const std::map<unsigned, CUdeviceptr> &where) {
   const KernelSpec &s = specs_[k];
   const std::vector<KernelParam> &params = params_[k];
-  // Sized before any address is taken: the parameters point into these.
+  // Sized once in the constructor: the parameters point into these.
   std::vector<CUdeviceptr> &a = args_[k];
-  a.assign(params.size(), 0);
-  tensorMaps_[k].assign(params.size(), CUtensorMap{});
   argPtrs_[k].clear();
   for (size_t i = 0; i < params.size(); ++i) {
     const KernelParam &p = params[i];

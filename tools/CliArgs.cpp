@@ -4,6 +4,7 @@
 #include "tools/Command.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fmt/format.h>
 
 namespace kfuse::tool {
@@ -159,6 +160,14 @@ std::string CliArgs::usage() const {
   }
   line("-h, --help", "print this help and exit");
   return out;
+}
+
+std::optional<int> CliArgs::positiveInt(const std::string &name, int &out) const {
+  std::string s = value(name);
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || out < 1)
+    return badArgs(fmt::format("{} needs a positive integer, got '{}'", name, s));
+  return std::nullopt;
 }
 
 } // namespace kfuse::tool

@@ -46,6 +46,10 @@ public:
   std::vector<std::string> values(const std::string &name) const;
   const std::vector<std::string> &positionals() const { return positionals_; }
 
+  /// Reads option `name` as a positive integer into `out`; an exit code (2, after badArgs)
+  /// when it is not one.
+  std::optional<int> positiveInt(const std::string &name, int &out) const;
+
   std::string usage() const;
   /// Prints "kfuse CMD: error: MESSAGE" and the --help hint to stderr; returns 2. For
   /// checks a command makes after parse() (e.g. two options that exclude each other).

@@ -59,11 +59,10 @@ std::optional<int> readCompileFlags(const CliArgs &cli, unsigned which,
   if (which & kDumpFlag)
     o.dumpDir = cli.value("--dump");
   if ((which & kJobsFlag) && cli.has("--jobs")) {
-    std::string s = cli.value("--jobs");
-    if (s.empty() || s.size() > 4 || s.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(s) < 1)
-      return cli.badArgs(fmt::format("--jobs needs a positive integer, got '{}'", s));
-    o.jobs = static_cast<unsigned>(std::stoi(s));
+    int jobs = 0;
+    if (auto rc = cli.positiveInt("--jobs", jobs))
+      return rc;
+    o.jobs = static_cast<unsigned>(jobs);
   }
   return std::nullopt;
 }

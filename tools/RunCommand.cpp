@@ -38,14 +38,6 @@ struct RunOptions {
   int reps = 30;
 };
 
-std::optional<int> parseCount(const CliArgs &cli, const std::string &name, int &out) {
-  std::string s = cli.value(name);
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || out < 1)
-    return cli.badArgs(fmt::format("{} needs a positive integer, got '{}'", name, s));
-  return std::nullopt;
-}
-
 /// Parses the command line into `opts`; returns an exit code when the command should stop.
 std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOptions &opts) {
   CliArgs cli("run", "FILE.kf",
@@ -84,7 +76,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
     }
   }
   if (cli.has("--reps"))
-    if (auto rc = parseCount(cli, "--reps", opts.reps))
+    if (auto rc = cli.positiveInt("--reps", opts.reps))
       return rc;
   opts.file = cli.positionals()[0];
   opts.cpu = cli.has("--cpu");
