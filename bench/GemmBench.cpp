@@ -289,7 +289,7 @@ int main(int argc, char **argv) {
       rowOut(s.name, "kfuse " + exe.specs()[0].gemm()->describe(), ours, flops, wbytes);
       std::vector<uint16_t> mine = download(C, s.M * s.N);
       // Other configurations of the same kernel, chosen as a tuning would choose them.
-      const codegen::Target target = runtime::deviceTarget(*D);
+      const Target target = runtime::deviceTarget(*D);
       const codegen::GemmSpec &chosen = *exe.specs()[0].gemm();
       for (const std::string &want : configs)
         for (const codegen::GemmSpec &c : codegen::gemmCandidates(chosen, target)) {

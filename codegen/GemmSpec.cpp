@@ -10,26 +10,6 @@
 
 namespace kfuse::codegen {
 
-std::string compileArch(const Target &t) {
-  return fmt::format("sm_{}{}", t.sm, t.sm == 90 && t.archSpecific ? "a" : "");
-}
-
-Target parseArch(const std::string &arch, unsigned smCount) {
-  size_t end = arch.size() - (!arch.empty() && arch.back() == 'a' ? 1 : 0);
-  if (arch.rfind("sm_", 0) != 0 || end <= 3 || end - 3 > 4 ||
-      arch.find_first_not_of("0123456789", 3) < end)
-    fail("--arch must look like sm_90 or sm_90a, got '{}'", arch);
-  Target t;
-  t.sm = static_cast<unsigned>(std::stoul(arch.substr(3, end - 3)));
-  t.smCount = smCount;
-  t.archSpecific = end != arch.size();
-  if (t.sm < 75)
-    fail("--arch {}: NVRTC 13 and kfuse's kernels need sm_75 or newer", arch);
-  if (t.archSpecific && t.sm != 90)
-    fail("--arch {}: kfuse uses arch-specific features only on sm_90a", arch);
-  return t;
-}
-
 const char *gemmKernelName(GemmKernel k) {
   switch (k) {
   case GemmKernel::Wgmma:
@@ -46,18 +26,8 @@ const char *gemmKernelName(GemmKernel k) {
   return "?";
 }
 
-size_t maxSharedPerBlock(const Target &t) {
-  if (t.sm >= 90)
-    return 227 * 1024;
-  if (t.sm == 80)
-    return 163 * 1024;
-  if (t.sm >= 86)
-    return 99 * 1024;
-  return 64 * 1024;
-}
-
 unsigned blocksPerSM(const Target &t, size_t sharedBytes, unsigned threads) {
-  const size_t perSM = size_t(t.sm >= 90 ? 228 : t.sm == 80 ? 164 : t.sm >= 86 ? 100 : 64) * 1024;
+  const size_t perSM = t.sharedPerSM();
   const size_t bySmem = perSM / (sharedBytes + 1024), byThreads = 2048 / std::max(threads, 1u);
   return unsigned(std::max<size_t>(1, std::min(bySmem, byThreads)));
 }
@@ -233,7 +203,7 @@ void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned s
                         target.smCount);
   }
   // f32 (TF32) stages take twice the bytes: as many as fit the device, at least 2.
-  while (s.stages > 2 && s.sharedBytes() > maxSharedPerBlock(target))
+  while (s.stages > 2 && s.sharedBytes() > target.sharedPerBlock())
     --s.stages;
 }
 
@@ -298,10 +268,11 @@ static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
                       bestGrid.rounds == 1 ? "" : "s", target.smCount);
 }
 
-GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
+GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32) {
   const Node *a = mm->operand(0).node, *b = mm->operand(1).node;
   GemmSpec s;
   s.dtype = mm->dtype();
+  s.allowTf32 = allowTf32;
   s.transA = mm->matmulAttrs().transA;
   s.transB = mm->matmulAttrs().transB;
   const Shape &so = mm->shape();
@@ -346,12 +317,12 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
                     s.M, double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()),
                     double((s.N + s.bn - 1) / s.bn) * double(s.batch()));
   } else if (std::string no = wgmmaRefusal(s);
-             (half || target.allowTf32) && target.sm == 90 && target.archSpecific && no.empty()) {
+             (half || s.allowTf32) && target.sm == 90 && target.archSpecific && no.empty()) {
     chooseWgmmaTile(s, target);
     if (!half)
       s.why += "; TF32 allowed: wgmma k8 reads the f32 operands as TF32 (10-bit mantissa), f32 "
                "accumulation";
-  } else if (bool tf32 = !half && target.allowTf32; (half || tf32) && target.sm >= 80) {
+  } else if (bool tf32 = !half && s.allowTf32; (half || tf32) && target.sm >= 80) {
     // mma.sync; TF32 only where the user allowed it.
     configureTensorCore(s, target, tiles128 >= double(target.smCount), 4);
     if (tf32)
@@ -368,7 +339,7 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target) {
     if (half)
       s.why = fmt::format("{} on sm_{} < 80: no bf16/f16 mma.sync, FFMA tiles",
                           dtypeName(s.dtype), target.sm);
-    else if (target.allowTf32)
+    else if (s.allowTf32)
       s.why = fmt::format("f32 on sm_{} < 80: no TF32 mma.sync, exact f32 FFMA tiles", target.sm);
     else
       s.why = "f32: exact f32 FFMA tiles (no TF32 unless asked: --tf32)";

@@ -4,33 +4,13 @@
 /// (dtype, transposes, M/N/K, broadcast batch strides) and the kernel chosen for it by
 /// shape and architecture, with the tile and a one-line reason for the report.
 #include "ir/Graph.h"
+#include "target/Target.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kfuse::codegen {
-
-/// What the kernels are generated for (the device's, or --arch for `kfuse compile`).
-struct Target {
-  unsigned sm = 90;       ///< compute capability * 10
-  unsigned smCount = 132; ///< multiprocessors, for filling the device
-  /// Whether features of exactly this architecture may be used (sm_90a: wgmma, setmaxnreg);
-  /// the program is then compiled for "sm_90a", which runs only on compute capability 9.0.
-  bool archSpecific = true;
-  /// 2-CTA clusters of a whole-SM kernel the device holds at once (0: smCount / 2, where
-  /// not measured); a persistent clustered grid larger than that runs in two waves.
-  unsigned clusterPairs = 0;
-  /// Whether f32 matmuls may round their inputs to TF32 (10-bit mantissa, f32 accumulation)
-  /// for the tensor cores (sm_80 and up), as the user asked (`--tf32`); off: exact f32.
-  bool allowTf32 = false;
-  unsigned pairs() const { return clusterPairs ? clusterPairs : smCount / 2; }
-};
-/// NVRTC's --gpu-architecture for `t`: "sm_90a" where sm_90's own features are in use.
-std::string compileArch(const Target &t);
-/// The target an arch name stands for ("sm_90a" arch-specific, "sm_90" portable); throws
-/// kfuse::Error for anything not of the form sm_<digits>[a].
-Target parseArch(const std::string &arch, unsigned smCount = 132);
 
 enum class GemmKernel : uint8_t {
   Wgmma,      ///< sm_90a: wgmma from TMA-staged shared memory, warp-specialised (f16/bf16)
@@ -74,6 +54,10 @@ struct GemmSpec {
   /// Wgmma: CTAs per thread-block cluster (1 or 2): a cluster's CTAs take M-adjacent tiles
   /// and share B, each loading half of it by TMA multicast into both.
   unsigned cluster = 1;
+  /// The user's policy for f32 (compiler::CompileOptions::allowTf32, `--tf32`): whether the
+  /// kernel may round f32 inputs to TF32 for the tensor cores. Part of the problem (the
+  /// tuning cache's key), not of the device.
+  bool allowTf32 = false;
   std::string why; ///< one line: which kernel and why
   /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
   TmaOperand tmaA, tmaB;
@@ -97,8 +81,6 @@ struct GemmSpec {
   std::string describe() const;
 };
 
-/// The largest dynamic shared memory one CTA may opt into on `t`.
-size_t maxSharedPerBlock(const Target &t);
 /// Blocks of `threads` threads and `sharedBytes` of shared memory one SM of `target` holds
 /// at once, by shared memory (1 KB reserved per block) and threads (2048 per SM); at least 1.
 unsigned blocksPerSM(const Target &target, size_t sharedBytes, unsigned threads);
@@ -115,15 +97,16 @@ uint64_t operandMatrices(const GemmSpec &s, const std::vector<int64_t> &stride, 
 /// the H200's at 4096^3, where every tile fills its rounds (device runs of 2026-12-03:
 /// 128x256 180 us; 128x128 194 in 2-CTA clusters, 200 alone; 64x256 220; 64x128 244).
 double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster);
-/// The share of the device's dense 16-bit tensor rate (Device::flopsPerSecond) a GEMM kernel
+/// The share of the device's dense 16-bit tensor rate (Target::flopsPerSecond) a GEMM kernel
 /// sustains, each measured on the H200 at 4096^3 + bias + relu, after its tiles' rounds:
 /// wgmma its tile's wgmmaTileEfficiency (x 0.47 for TF32: 384 us); mma.sync 0.413 in
 /// f16/bf16 (493 us), 0.145 on TF32 (1.24 ms); exact f32 FFMA 0.032 (5.57 ms); 1 for the
 /// memory-bound decode and gemv.
 double gemmKernelRate(const GemmSpec &s);
 
-/// The GEMM problem of matmul node `mm` and the kernel chosen for it on `target`.
-GemmSpec makeGemmSpec(const Node *mm, const Target &target);
+/// The GEMM problem of matmul node `mm` and the kernel chosen for it on `target`, f32 on
+/// TF32 tensor cores only where `allowTf32` (the user's policy).
+GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32 = false);
 
 /// The kernel configurations makeGemmSpec picks among (and the autotuner tries): a Hopper
 /// kernel of `warpsM` consumer warpgroups, BN columns and `stages` ring stages (`pingpong`:

@@ -9,7 +9,7 @@ namespace kfuse::codegen {
 
 std::string gemmProblemKey(const GemmSpec &s, const Target &t) {
   return fmt::format("{}{} {}{} M={} N={} K={} batch=[{}] A=[{}] B=[{}] on {} x{} pairs={}",
-                     dtypeName(s.dtype), s.dtype == DType::F32 && t.allowTf32 ? " tf32" : "",
+                     dtypeName(s.dtype), s.dtype == DType::F32 && s.allowTf32 ? " tf32" : "",
                      s.transA ? 'T' : 'N', s.transB ? 'T' : 'N', s.M, s.N, s.K,
                      fmt::join(s.batchShape, ","), fmt::join(s.strideA, ","),
                      fmt::join(s.strideB, ","), compileArch(t), t.smCount, t.pairs());
@@ -18,7 +18,7 @@ std::string gemmProblemKey(const GemmSpec &s, const Target &t) {
 std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
   std::vector<GemmSpec> out{chosen};
   auto add = [&](const GemmSpec &c) {
-    if (c.sharedBytes() > maxSharedPerBlock(t))
+    if (c.sharedBytes() > t.sharedPerBlock())
       return;
     for (const GemmSpec &o : out)
       if (o.describe() == c.describe())

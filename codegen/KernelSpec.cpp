@@ -159,8 +159,8 @@ std::vector<unsigned> orderGroups(const Grouping &gr) {
 /// The matmul of a Gemm kernel: its A and B (read only by the GEMM's own loads, never
 /// through the epilogue's index map) and op 0.
 void addMatmul(KernelSpec &k, const Node *mm, const Target &target, const GemmTuning *tuning,
-               llvm::DenseMap<const Node *, unsigned> &opIndex, const NodePrinter &print) {
-  GemmSpec gemm = makeGemmSpec(mm, target);
+               bool allowTf32, llvm::DenseMap<const Node *, unsigned> &opIndex, const NodePrinter &print) {
+  GemmSpec gemm = makeGemmSpec(mm, target, allowTf32);
   if (tuning)
     applyTuning(gemm, target, *tuning);
   k.kind = std::move(gemm);
@@ -212,7 +212,8 @@ void addElementwise(KernelSpec &k, const Node *n, llvm::DenseMap<const Node *, u
 }
 
 KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned index,
-                     const Target &target, const GemmTuning *tuning, const NodePrinter &print) {
+                     const Target &target, const GemmTuning *tuning, bool allowTf32,
+                     const NodePrinter &print) {
   const Group &grp = gr.groups[gi];
   // What the kernel is, by the rule fusion and the verifier apply too.
   RegionSummary region;
@@ -225,7 +226,7 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
   k.iterShape = region.shape;
   llvm::DenseMap<const Node *, unsigned> opIndex, inputIndex;
   if (region.kind == RegionKind::Gemm)
-    addMatmul(k, region.anchor, target, tuning, opIndex, print);
+    addMatmul(k, region.anchor, target, tuning, allowTf32, opIndex, print);
   for (const Node *n : grp.nodes)
     if (n != region.anchor)
       addElementwise(k, n, opIndex, inputIndex, print);
@@ -244,7 +245,7 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
 } // namespace
 
 std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
-                                         const GemmTuning *tuning) {
+                                         const GemmTuning *tuning, bool allowTf32) {
   Grouping gr = groupNodes(g);
   // Every op's `.kf` text for the comments of its code, named as the printed graph names it
   // (one pass over the graph).
@@ -252,7 +253,7 @@ std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target,
   std::vector<KernelSpec> specs;
   for (unsigned gi : orderGroups(gr))
     specs.push_back(
-        buildSpec(g, gr, gi, static_cast<unsigned>(specs.size()), target, tuning, print));
+        buildSpec(g, gr, gi, static_cast<unsigned>(specs.size()), target, tuning, allowTf32, print));
   return specs;
 }
 

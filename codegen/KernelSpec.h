@@ -99,9 +99,11 @@ struct KernelSpec {
 /// Builds one spec per kernel in an order where every kernel follows its producers. Nodes
 /// with kernel() >= 0 form that region; any other non-input node is a kernel of its own.
 /// A region holding a matmul becomes a GEMM kernel (its kernel chosen for `target`, or as
-/// `tuning` measured it where that has the problem).
+/// `tuning` measured it where that has the problem; f32 on TF32 tensor cores only where
+/// `allowTf32`, the user's policy).
 std::vector<KernelSpec> buildKernelSpecs(const Graph &g, const Target &target = {},
-                                         const GemmTuning *tuning = nullptr);
+                                         const GemmTuning *tuning = nullptr,
+                                         bool allowTf32 = false);
 
 /// A C identifier made from any user string: [A-Za-z0-9] kept, everything else _XX hex.
 std::string mangle(std::string_view s);

@@ -104,7 +104,7 @@ void buildKernels(CompiledModule &m, const CompileOptions &o) {
   for (CompiledKernel &k : m.kernels) {
     k.source = emitKernelSource(k.spec, co); // only the helpers it uses
     k.launch = k.spec.launchConfig(co.block, maxBlocks);
-    k.estimate = estimateKernel(k.spec, m.target, m.device);
+    k.estimate = estimateKernel(k.spec, m.target);
   }
   m.codegenMs = msSince(t0);
   m.arch = compileArch(m.target);
@@ -132,8 +132,8 @@ void buildKernels(CompiledModule &m, const CompileOptions &o) {
 
 CompiledModule startModule(const CompileOptions &o) {
   CompiledModule m;
-  m.target = effectiveTarget(o);
-  m.device = o.device;
+  m.target = o.target;
+  m.allowTf32 = o.allowTf32;
   return m;
 }
 
@@ -144,12 +144,6 @@ void finish(CompiledModule &m, const CompileOptions &o, Clock::time_point t0) {
 }
 
 } // namespace
-
-Target effectiveTarget(const CompileOptions &o) {
-  Target t = o.target;
-  t.allowTf32 = o.allowTf32;
-  return t;
-}
 
 double CompiledModule::expectedSeconds() const {
   double s = 0;
@@ -184,10 +178,10 @@ CompiledModule compile(const Graph &g, const CompileOptions &options) {
     finish(m, o, t0);
     return m;
   }
-  std::vector<KernelSpec> specs = buildKernelSpecs(*plan, m.target, o.tuning);
+  std::vector<KernelSpec> specs = buildKernelSpecs(*plan, m.target, o.tuning, o.allowTf32);
   if (o.tuner) {
     GemmTuning tuned = o.tuner(specs);
-    specs = buildKernelSpecs(*plan, m.target, &tuned);
+    specs = buildKernelSpecs(*plan, m.target, &tuned, o.allowTf32);
   }
   for (KernelSpec &s : specs)
     m.kernels.push_back(CompiledKernel{.spec = std::move(s)});

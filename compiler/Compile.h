@@ -15,9 +15,9 @@
 ///   runtime::Executable exe(driver, m);
 #include "codegen/CudaCodegen.h"
 #include "codegen/GemmTuning.h"
-#include "codegen/KernelEstimate.h"
+#include "analysis/KernelEstimate.h"
 #include "codegen/KernelSpec.h"
-#include "passes/Device.h"
+#include "target/Target.h"
 #include "passes/Fusion.h"
 
 #include <functional>
@@ -45,10 +45,10 @@ enum class Stage : uint8_t {
 /// facts), what the user allows (policy), how far to go and where to write the stages.
 struct CompileOptions {
   Planning planning = Planning::Fused;
-  /// The device facts codegen needs: architecture, SMs, 2-CTA clusters held at once.
-  codegen::Target target;
-  /// The device model of the expected times (bandwidth, FLOP rate, fixed cost per kernel).
-  Device device = parseDevice("h200");
+  /// The device (target/Target.h): what codegen generates for (architecture, SMs, 2-CTA
+  /// clusters, shared memory) and what the expected times assume (bandwidth, FLOP rates,
+  /// fixed cost per kernel). The runtime replaces the first part with the GPU's own.
+  Target target;
   /// User policy: f32 matmuls on tensor cores with inputs rounded to TF32 (default exact).
   bool allowTf32 = false;
   /// GEMM configurations measured earlier (runtime/Autotune.h); applied where they hold.
@@ -88,7 +88,7 @@ struct CompiledKernel {
   std::string ptxasLog;          ///< ptxas -v's lines for this program
   PtxasInfo ptxas;
   codegen::LaunchConfig launch;  ///< grid, block, dynamic shared memory
-  codegen::KernelEstimate estimate;
+  KernelEstimate estimate;
   double compileMs = 0;          ///< codegen + NVRTC (or the cache) for this kernel
   bool cached = false;           ///< the cubin came from the memory or disk cache
 };
@@ -103,8 +103,8 @@ struct CompiledModule {
   std::vector<CompiledKernel> kernels; ///< in launch order (producers first)
   std::string arch;                   ///< NVRTC's --gpu-architecture
   std::vector<std::string> nvrtcOptions;
-  codegen::Target target;
-  Device device;
+  Target target;
+  bool allowTf32 = false; ///< the policy it was compiled under
   /// Graph node ids bound to the caller's buffers: inputs in order, then outputs in order.
   std::vector<unsigned> inputIds, outputIds;
   /// Per output: -1 when a kernel writes it, else the input (i) or earlier output (-2 - j)
@@ -126,8 +126,6 @@ CompiledModule compileKernels(std::vector<codegen::KernelSpec> specs,
                               std::vector<unsigned> inputIds, std::vector<unsigned> outputIds,
                               const CompileOptions &o = {});
 
-/// The target `o` compiles for, with its policy applied (TF32).
-codegen::Target effectiveTarget(const CompileOptions &o);
 /// "-v" lines of ptxas for the function `mangled` in `log`.
 PtxasInfo parsePtxasInfo(const std::string &log, const std::string &mangled);
 

@@ -3,7 +3,7 @@
 #include "codegen/KernelSpec.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
-#include "passes/JsonText.h"
+#include "ir/JsonText.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -51,7 +51,7 @@ std::string kernelsJson(const CompiledModule &m) {
       "{{\"graph\": \"{}\", \"arch\": \"{}\", \"device\": \"{}\", \"jobs\": {}, "
       "\"plan_ms\": {:.3f}, \"codegen_ms\": {:.3f}, \"nvrtc_wall_ms\": {:.3f}, "
       "\"total_ms\": {:.3f}, \"expected_seconds\": {:.6g},\n  \"kernels\": [{}\n  ]}}\n",
-      jsonEscape(m.name), m.arch, jsonEscape(m.device.name), m.jobs, m.planMs, m.codegenMs,
+      jsonEscape(m.name), m.arch, jsonEscape(m.target.name), m.jobs, m.planMs, m.codegenMs,
       m.nvrtcWallMs, m.totalMs, m.expectedSeconds(), kernels);
 }
 

@@ -7,9 +7,9 @@
 #include "ir/KernelRegion.h"
 
 #include "ir/Error.h"
-#include "passes/JsonText.h"
+#include "ir/JsonText.h"
 #include "passes/Pass.h"
-#include "passes/Traffic.h"
+#include "ir/Units.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>

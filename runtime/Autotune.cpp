@@ -110,7 +110,6 @@ static GemmTuning::Choice measure(Driver &d, const KernelSpec &k, const Target &
   }
   compiler::CompileOptions co;
   co.target = t;
-  co.allowTf32 = t.allowTf32;
   Executable exe(d, compiler::compileKernels(std::move(specs), in, out, co));
   exe.bind(inPtr, outPtr);
   CUstream stream = nullptr;

@@ -36,9 +36,9 @@ struct AutotuneOptions {
 };
 
 /// The tuned choices for every GEMM kernel of `kernels` (a plan's, as the driver built them
-/// for `t`, the device's target with the user's policy) on `d`.
+/// for `t`, the device's target) on `d`.
 codegen::GemmTuning autotuneGemms(Driver &d, const std::vector<codegen::KernelSpec> &kernels,
-                                  const codegen::Target &t,
+                                  const Target &t,
                                   std::vector<AutotuneResult> *results = nullptr,
                                   const AutotuneOptions &o = {});
 

@@ -1,7 +1,7 @@
 #include "runtime/Benchmark.h"
 
-#include "codegen/KernelEstimate.h"
-#include "passes/Traffic.h"
+#include "analysis/KernelEstimate.h"
+#include "analysis/Traffic.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -9,20 +9,21 @@
 namespace kfuse::runtime {
 
 ProgramTiming benchmark(Executable &exe, llvm::ArrayRef<CUdeviceptr> inputs,
-                        llvm::ArrayRef<CUdeviceptr> outputs, const Device &predictOn,
+                        llvm::ArrayRef<CUdeviceptr> outputs, const Target &predictOn,
                         const TimingOptions &o) {
   Driver &d = Driver::require();
   ProgramTiming t;
   exe.bind(inputs, outputs);
   int64_t largest = 0;
-  const codegen::Target target = deviceTarget(d); // the SMs the kernels fill
+  // The rates predictions are for, with the SMs the kernels fill (this GPU's).
+  const Target target = deviceTarget(d, predictOn);
   for (unsigned k = 0; k < exe.specs().size(); ++k) {
     const codegen::KernelSpec &s = exe.specs()[k];
     KernelTiming kt;
     kt.name = s.name;
     kt.bytes = s.bytesMoved();
     kt.flops = s.flops();
-    kt.predictedMs = 1e3 * codegen::estimateKernel(s, target, predictOn).seconds;
+    kt.predictedMs = 1e3 * estimateKernel(s, target).seconds;
     kt.ms = medianMs(
         nullptr, [&] { exe.launchKernel(k, nullptr); }, o);
     t.bytes += kt.bytes;
@@ -45,7 +46,7 @@ ProgramTiming benchmark(Executable &exe, llvm::ArrayRef<CUdeviceptr> inputs,
   return t;
 }
 
-std::string formatTiming(const ProgramTiming &t, const Device &predictOn) {
+std::string formatTiming(const ProgramTiming &t, const Target &predictOn) {
   std::string s =
       fmt::format("{:<28} {:>10} {:>10} {:>10} {:>8} {:>12}\n", "kernel", "time", "bytes", "GB/s",
                   "of copy", fmt::format("predicted@{}", predictOn.name));

@@ -3,9 +3,9 @@
 /// program as stream launches and as one CUDA graph replay, and the roof measured in the
 /// same run (a device copy moving as many bytes as the largest kernel). Per kernel the
 /// bytes it moves, its rate, its share of the copy bandwidth and the time predicted for
-/// it on a Device (codegen/KernelEstimate.h: the roofline, the GEMM tiles' quantization on
+/// it on a Target (analysis/KernelEstimate.h: the roofline, the GEMM tiles' quantization on
 /// this GPU's SMs, the device's fixed cost per kernel).
-#include "passes/Device.h"
+#include "target/Target.h"
 #include "runtime/Executable.h"
 #include "runtime/Timing.h"
 
@@ -19,7 +19,7 @@ struct KernelTiming {
   double ms = 0;     ///< median, launched alone
   int64_t bytes = 0; ///< moved: inputs read once, outputs written once
   double flops = 0;
-  double predictedMs = 0; ///< on the Device given to benchmark()
+  double predictedMs = 0; ///< on the Target given to benchmark()
   double bytesPerSecond() const { return ms > 0 ? double(bytes) / (ms * 1e-3) : 0.0; }
 };
 
@@ -42,10 +42,10 @@ struct ProgramTiming {
 
 /// Times `exe` on these buffers (it binds them; the CUDA graph is captured if possible).
 ProgramTiming benchmark(Executable &exe, llvm::ArrayRef<CUdeviceptr> inputs,
-                        llvm::ArrayRef<CUdeviceptr> outputs, const Device &predictOn,
+                        llvm::ArrayRef<CUdeviceptr> outputs, const Target &predictOn,
                         const TimingOptions &o = {});
 
 /// The table `kfuse run --bench` prints: a line per kernel, the whole program, the roof.
-std::string formatTiming(const ProgramTiming &t, const Device &predictOn);
+std::string formatTiming(const ProgramTiming &t, const Target &predictOn);
 
 } // namespace kfuse::runtime

@@ -12,17 +12,15 @@ namespace kfuse::runtime {
 
 using namespace codegen;
 
-Target deviceTarget(const Driver &d, bool archSpecific) {
-  Target target;
+Target deviceTarget(const Driver &d, Target target) {
   target.sm = static_cast<unsigned>(d.ccMajor * 10 + d.ccMinor);
   target.smCount = static_cast<unsigned>(std::max(1, d.smCount));
-  target.archSpecific = archSpecific;
   target.clusterPairs = static_cast<unsigned>(std::max(0, d.clusterPairs));
   return target;
 }
 
 compiler::CompileOptions deviceOptions(const Driver &d, compiler::CompileOptions o) {
-  o.target = deviceTarget(d, o.target.archSpecific);
+  o.target = deviceTarget(d, std::move(o.target));
   return o;
 }
 

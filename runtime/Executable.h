@@ -19,8 +19,9 @@
 
 namespace kfuse::runtime {
 
-/// The codegen target of the device `d` (arch-specific features when `archSpecific`).
-codegen::Target deviceTarget(const Driver &d, bool archSpecific = true);
+/// `base` (its rates and policy-free facts) with the architecture, SMs and 2-CTA clusters of
+/// the GPU `d` (arch-specific features as `base` allows).
+Target deviceTarget(const Driver &d, Target base = {});
 /// Compile options for the device `d`: its target, everything else as `o` has it.
 compiler::CompileOptions deviceOptions(const Driver &d, compiler::CompileOptions o = {});
 /// `plan` with its kernel regions as they are (a plan made earlier or by hand), compiled for

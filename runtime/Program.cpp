@@ -20,7 +20,7 @@ Program::Program(const Graph &g, const ProgramOptions &o) {
   compiler::CompileOptions co = deviceOptions(d, o.compile);
   co.planning = o.fuse ? compiler::Planning::Fused : compiler::Planning::Unfused;
   if (o.autotune) {
-    codegen::Target t = compiler::effectiveTarget(co);
+    Target t = co.target;
     co.tuner = [&](const std::vector<codegen::KernelSpec> &kernels) {
       return autotuneGemms(d, kernels, t, &autotuned_);
     };
@@ -117,7 +117,7 @@ std::string Program::check(const std::vector<Tensor> &inputs,
   return "";
 }
 
-ProgramTiming Program::bench(const std::vector<Tensor> &inputs, const Device &predictOn,
+ProgramTiming Program::bench(const std::vector<Tensor> &inputs, const Target &predictOn,
                              const TimingOptions &o) {
   Buffers b(plan(), inputs);
   return benchmark(*exe_, b.inPtr, b.outPtr, predictOn, o);

@@ -7,7 +7,7 @@
 ///   kfuse::runtime::Program p(graph);            // -O2, compile, load
 ///   std::vector<Tensor> out = p.run(inputs);     // one CUDA graph replay
 ///   std::string bad = p.check(inputs, out);      // "" when every output matches
-///   ProgramTiming t = p.bench(inputs, parseDevice("h200"));
+///   ProgramTiming t = p.bench(inputs, parseTarget("h200"));
 #include "ir/Graph.h"
 #include "ir/Tensor.h"
 #include "runtime/Autotune.h"
@@ -65,7 +65,7 @@ public:
   /// (docs/GPU.md; bounds grow with K for matmuls), else which output and where.
   std::string check(const std::vector<Tensor> &inputs, const std::vector<Tensor> &outputs) const;
   /// Times the program on device copies of `inputs` (see Benchmark.h).
-  ProgramTiming bench(const std::vector<Tensor> &inputs, const Device &predictOn,
+  ProgramTiming bench(const std::vector<Tensor> &inputs, const Target &predictOn,
                       const TimingOptions &o = {});
 
 private:

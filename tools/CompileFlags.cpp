@@ -37,9 +37,12 @@ std::optional<int> readCompileFlags(const CliArgs &cli, unsigned which,
                                     compiler::CompileOptions &o,
                                     const std::string &defaultDevice) {
   try {
+    // The device model first (its rates), then the architecture codegen targets on it.
+    if (which & kDeviceFlag)
+      o.target = parseTarget(cli.value("--device", defaultDevice));
     if (which & kArchFlag) {
       std::string arch = cli.value("--arch", "sm_90a");
-      o.target = codegen::parseArch(arch);
+      o.target = withArch(std::move(o.target), arch);
       // Also for report, which never runs NVRTC: an arch it cannot compile for is no target.
       std::vector<int> known = compiler::nvrtcSupportedArchs();
       if (!known.empty() &&
@@ -47,8 +50,6 @@ std::optional<int> readCompileFlags(const CliArgs &cli, unsigned which,
         fail("--arch {}: NVRTC {} compiles for sm_{}", arch, compiler::nvrtcVersionString(),
              fmt::join(known, ", sm_"));
     }
-    if (which & kDeviceFlag)
-      o.device = parseDevice(cli.value("--device", defaultDevice));
   } catch (const Error &e) {
     return cli.badArgs(e.what());
   }

@@ -1,9 +1,9 @@
 // `kfuse dot G.kf [--graph NAME] [--fused] [-o FILE] [--svg FILE] [--device D]`: the graph
-// as Graphviz DOT (passes/Dot.h), kernels as clusters with their traffic, edges with their
+// as Graphviz DOT (analysis/Dot.h), kernels as clusters with their traffic, edges with their
 // bytes. `--svg` renders it with Graphviz's own `dot -Tsvg`, found on PATH.
 #include "ir/Error.h"
 #include "ir/Verifier.h"
-#include "passes/Dot.h"
+#include "analysis/Dot.h"
 #include "passes/PassManager.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
@@ -129,9 +129,9 @@ int dotMain(const std::vector<std::string> &args) {
              "NAME:BW_TBps:TFLOPs");
   if (auto rc = cli.parse(args))
     return *rc;
-  Device d;
+  Target d;
   try {
-    d = parseDevice(cli.value("--device", "h100"));
+    d = parseTarget(cli.value("--device", "h100"));
   } catch (const Error &e) { // a bad option value: exit 2, like every command's
     return cli.badArgs(e.what());
   }

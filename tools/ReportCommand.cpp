@@ -3,12 +3,12 @@
 // the -O2 pipeline's kernels, with the fusion decisions; for each matmul kernel the GEMM
 // kernel codegen chooses for --arch and why; and each kernel's expected time (the roofline,
 // the GEMM tiles' quantization, the fixed cost per kernel). Needs no GPU: the traffic model
-// of passes/Traffic.h and codegen/KernelEstimate.h.
+// of analysis/Traffic.h and analysis/KernelEstimate.h.
 #include "compiler/Compile.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
-#include "passes/JsonText.h"
-#include "passes/Report.h"
+#include "ir/JsonText.h"
+#include "analysis/Report.h"
 #include "tools/CliArgs.h"
 #include "tools/CompileFlags.h"
 #include "tools/Command.h"
@@ -40,12 +40,12 @@ Planned planFor(const Graph &g, const compiler::CompileOptions &o) {
 }
 
 /// Each matmul kernel's GEMM kernel and why, then every kernel's expected time on the
-/// module's device (codegen/KernelEstimate.h).
+/// module's device (analysis/KernelEstimate.h).
 std::string kernelSection(const Planned &p) {
   const compiler::CompiledModule &m = p.module;
-  const codegen::Target &t = m.target;
+  const Target &t = m.target;
   if (!p.error.empty())
-    return fmt::format("\nGEMM kernels on {}: none generated: {}\n", codegen::compileArch(t),
+    return fmt::format("\nGEMM kernels on {}: none generated: {}\n", compileArch(t),
                        p.error);
   std::string gemms, times;
   for (const compiler::CompiledKernel &k : m.kernels) {
@@ -57,11 +57,11 @@ std::string kernelSection(const Planned &p) {
   }
   std::string out;
   if (!gemms.empty())
-    out += fmt::format("\nGEMM kernels on {} ({} SMs):\n{}", codegen::compileArch(t), t.smCount,
+    out += fmt::format("\nGEMM kernels on {} ({} SMs):\n{}", compileArch(t), t.smCount,
                        gemms);
   if (!m.kernels.empty())
     out += fmt::format("\nexpected on {} ({} SMs) at {}: {} for {} kernel{}\n{}",
-                       codegen::compileArch(t), t.smCount, m.device.name,
+                       compileArch(t), t.smCount, t.name,
                        formatSeconds(m.expectedSeconds()), m.kernels.size(),
                        m.kernels.size() == 1 ? "" : "s", times);
   return out;
@@ -74,7 +74,7 @@ std::string kernelJson(const Planned &p) {
   const compiler::CompiledModule &m = p.module;
   std::string kernels;
   for (const compiler::CompiledKernel &k : m.kernels) {
-    const codegen::KernelEstimate &e = k.estimate;
+    const KernelEstimate &e = k.estimate;
     kernels += fmt::format(
         "{}{{\"name\": \"{}\", \"gemm\": {}, \"seconds\": {:.6g}, \"roofline_seconds\": {:.6g}, "
         "\"busy\": {:.6g}, \"useful\": {:.6g}, \"kernel_rate\": {:.6g}, \"compute_bound\": {}, "
@@ -86,7 +86,7 @@ std::string kernelJson(const Planned &p) {
         jsonEscape(e.why));
   }
   return fmt::format(", \"expected\": {{\"arch\": \"{}\", \"sm_count\": {}, \"seconds\": {:.6g}, {}}}",
-                     codegen::compileArch(m.target), m.target.smCount, m.expectedSeconds(),
+                     compileArch(m.target), m.target.smCount, m.expectedSeconds(),
                      p.error.empty() ? fmt::format("\"kernels\": [{}]", kernels)
                                      : fmt::format("\"error\": \"{}\"", jsonEscape(p.error)));
 }
@@ -109,7 +109,7 @@ int reportMain(const std::vector<std::string> &args) {
   bool first = true;
   for (const auto &g : graphs) {
     Planned p = planFor(*g, o);
-    TrafficReport r = buildReport(*g, p.module.plan->clone(), p.module.fusion, o.device);
+    TrafficReport r = buildReport(*g, p.module.plan->clone(), p.module.fusion, o.target);
     if (cli.has("--json"))
       fmt::print("{}", reportJson(r, kernelJson(p)));
     else

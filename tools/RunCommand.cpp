@@ -8,8 +8,8 @@
 #include "ir/Npy.h"
 #include "ir/Parser.h"
 #include "ir/Random.h"
-#include "passes/Device.h"
-#include "passes/Traffic.h"
+#include "target/Target.h"
+#include "analysis/Traffic.h"
 #include "runtime/Program.h"
 #include "tools/CompileFlags.h"
 #include "tools/CliArgs.h"
@@ -70,7 +70,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   if (cli.has("--device")) {
     opts.device = cli.value("--device");
     try { // checked now, not after the run it would only time: a bad value is exit 2
-      parseDevice(opts.device);
+      parseTarget(opts.device);
     } catch (const Error &e) {
       return cli.badArgs(e.what());
     }
@@ -197,7 +197,7 @@ std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
                outputs.size() == 1 ? "" : "s");
   }
   if (opts.bench) {
-    Device dev = parseDevice(opts.device);
+    Target dev = parseTarget(opts.device);
     runtime::TimingOptions t{.warmup = 3, .reps = opts.reps};
     runtime::ProgramTiming mine = p.bench(inputs, dev, t);
     fmt::print("\n{}", runtime::formatTiming(mine, dev));

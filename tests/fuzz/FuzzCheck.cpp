@@ -6,9 +6,9 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
-#include "passes/Device.h"
+#include "target/Target.h"
 #include "passes/PassManager.h"
-#include "passes/Report.h"
+#include "analysis/Report.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -69,7 +69,7 @@ void checkAcceptedGraph(const Graph &g) {
   mustVerify(*c, "after -O2");
   roundTrip(*c, "(after -O2)");
   try {
-    TrafficReport r = buildReport(g, parseDevice("h200"));
+    TrafficReport r = buildReport(g, parseTarget("h200"));
     (void)formatReport(r);
     (void)reportJson(r);
   } catch (const Error &e) {

@@ -56,7 +56,7 @@ TEST_CASE("autotune: every candidate timed, the fastest kept and cached, results
   runtime::Program tuned(g, {.autotune = true});
   const auto &res = tuned.autotuned();
   REQUIRE(res.size() == 2);
-  codegen::Target t = runtime::deviceTarget(d);
+  Target t = runtime::deviceTarget(d);
   for (const runtime::AutotuneResult &r : res) {
     INFO(r.kernel << ": " << r.key);
     CHECK_FALSE(r.fromCache);
@@ -110,7 +110,7 @@ TEST_CASE("autotune: every candidate timed, the fastest kept and cached, results
 // problem off every wgmma tile.
 TEST_CASE("autotune: every candidate configuration is correct", "[gpu][gemm][tune]") {
   runtime::Driver &d = runtime::Driver::require();
-  codegen::Target t = runtime::deviceTarget(d);
+  Target t = runtime::deviceTarget(d);
   struct P {
     int64_t M, N, K;
     bool tb;

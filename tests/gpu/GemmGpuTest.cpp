@@ -569,14 +569,10 @@ TEST_CASE("GEMM: TF32 wgmma, every 4-stage configuration", "[gpu][gemm][tf32][wg
   Driver &d = Driver::require();
   if (!wgmmaDevice(d))
     return;
-  const codegen::Target t = [&] {
-    codegen::Target tt = runtime::deviceTarget(d);
-    tt.allowTf32 = true;
-    return tt;
-  }();
+  const Target t = runtime::deviceTarget(d);
   const int64_t M = 1800, N = 2600, K = 200;
   auto g = gemmGraph(DType::F32, {M, K}, {N, K}, {false, true}, Epi::BiasRelu);
-  auto specs = codegen::buildKernelSpecs(*g, t);
+  auto specs = codegen::buildKernelSpecs(*g, t, nullptr, /*allowTf32=*/true);
   REQUIRE(specs.size() == 1);
   REQUIRE(specs[0].gemm());
   REQUIRE(specs[0].gemm()->kernel == codegen::GemmKernel::Wgmma);
@@ -659,7 +655,7 @@ TEST_CASE("GEMM: the sm_90a wgmma kernel on every layout, tile edges and epilogu
 static void checkWgmmaCandidate(int64_t K, uint64_t seed,
                                 const std::function<bool(const codegen::GemmSpec &)> &pick) {
   Driver &d = Driver::require();
-  const codegen::Target t = runtime::deviceTarget(d);
+  const Target t = runtime::deviceTarget(d);
   const int64_t M = 1800, N = 2600;
   for (int tr = 0; tr < 4; ++tr) {
     const bool twoOutputs = tr % 2 == 1;

@@ -9,7 +9,7 @@
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
 #include "ir/Random.h"
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 #include "compiler/Dump.h"
 #include "compiler/KernelCache.h"
 #include "ir/Compare.h"

@@ -136,7 +136,7 @@ TEST_CASE("a GEMM kernel names its matmul at the template call and in the epilog
   y->setName("y");
   g->output(y);
   fuseGraph(*g);
-  for (Target t : {Target{90, 132}, Target{80, 108}}) {
+  for (Target t : {targetFor(90, 132), targetFor(80, 108)}) {
     std::string src = emitProgram(buildKernelSpecs(*g, t));
     REQUIRE(!linesWith(src, "kf_gemm_").empty());
     CHECK(linesWith(src, ";  // %h = matmul %x, %w, trans_b=true").size() == 1);

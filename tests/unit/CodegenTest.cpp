@@ -4,7 +4,7 @@
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "passes/Fusion.h"
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 #include "compiler/KernelCache.h"
 #include "runtime/MemoryPlan.h"
 #include "compiler/Nvrtc.h"
@@ -216,7 +216,7 @@ TEST_CASE("memory plan: intermediates share the arena by liveness", "[plan]") {
 
 TEST_CASE("kernel specs move the bytes the traffic model predicts", "[codegen]") {
   test::RandomGraphOptions opts; // matmuls (with their epilogues) included
-  Device h200 = parseDevice("h200");
+  Target h200 = parseTarget("h200");
   for (uint64_t seed = 0; seed < 300; ++seed) {
     std::unique_ptr<Graph> g = test::randomGraph(seed, opts);
     if (seed % 2)

@@ -11,7 +11,7 @@
 #include "ir/KernelRegion.h"
 #include "ir/Verifier.h"
 #include "passes/Fusion.h"
-#include "passes/Report.h"
+#include "analysis/Report.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -102,7 +102,7 @@ TEST_CASE("compile: one call runs every stage; report and dump reuse the module"
 
   // Reporting and dumping read the module: no pass, no codegen, no NVRTC again.
   CacheStats before = cacheStatsSnapshot();
-  TrafficReport r = buildReport(*m.input, m.plan->clone(), m.fusion, m.device);
+  TrafficReport r = buildReport(*m.input, m.plan->clone(), m.fusion, m.target);
   CHECK(r.fused.kernels.size() == 3);
   fs::path dir = cache.dir / "dump";
   writeDump(m, dir.string());
@@ -207,7 +207,7 @@ TEST_CASE("compile: TF32 is the user's policy, applied to the target once", "[co
   REQUIRE(tf32.kernels[0].spec.gemm());
   CHECK_FALSE(exact.kernels[0].spec.gemm()->tf32());
   CHECK(tf32.kernels[0].spec.gemm()->tf32());
-  CHECK(tf32.target.allowTf32);
+  CHECK(tf32.allowTf32);
 }
 
 TEST_CASE("compile: an NVRTC failure in one kernel stops the compile with its error",

@@ -159,7 +159,7 @@ TEST_CASE("a program carries only the helpers its kernels use", "[codegen][devic
   CHECK(act.find("kf_gelu") == std::string::npos);
   CHECK(act.find("kf_sigmoid") == std::string::npos);
   // A Hopper GEMM carries its template and what it needs, not the mma.sync ones.
-  std::string wg = emitProgram(buildKernelSpecs(*matmulGraph(bf16, 512), Target{90, 132}));
+  std::string wg = emitProgram(buildKernelSpecs(*matmulGraph(bf16, 512), targetFor(90, 132)));
   CHECK(wg.find("kf_gemm_wg(") != std::string::npos);
   CHECK(wg.find("struct kf_wgmma<") != std::string::npos);
   CHECK(wg.find("kf_tma3(") != std::string::npos);
@@ -198,10 +198,10 @@ TEST_CASE("emitKernelSource: one kernel with its helpers, compiling alone", "[nv
     jobs.push_back({emitKernelSource(specs[0]), arch});
     return specs[0].gemm()->kernel;
   };
-  CHECK(gemm(bf16, 512, Target{90, 132}, "compute_90a") == GemmKernel::Wgmma);
-  CHECK(gemm(f16, 512, Target{80, 108}, "compute_80") == GemmKernel::TensorCore);
-  CHECK(gemm(f32, 512, Target{80, 108}, "compute_80") == GemmKernel::Simt);
-  CHECK(gemm(bf16, 4, Target{90, 132}, "compute_90a") == GemmKernel::Decode);
+  CHECK(gemm(bf16, 512, targetFor(90, 132), "compute_90a") == GemmKernel::Wgmma);
+  CHECK(gemm(f16, 512, targetFor(80, 108), "compute_80") == GemmKernel::TensorCore);
+  CHECK(gemm(f32, 512, targetFor(80, 108), "compute_80") == GemmKernel::Simt);
+  CHECK(gemm(bf16, 4, targetFor(90, 132), "compute_90a") == GemmKernel::Decode);
   for (const std::string &e : compileAll(jobs))
     FAIL_CHECK(e);
 }

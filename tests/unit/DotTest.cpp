@@ -1,12 +1,12 @@
-// kfuse dot's writer (passes/Dot.h): DOT escaping of any user name, stable output, and on
+// kfuse dot's writer (analysis/Dot.h): DOT escaping of any user name, stable output, and on
 // random graphs, edges and clusters that agree with the traffic model byte for byte.
 #include "RandomGraph.h"
 
 #include "ir/Builder.h"
 #include "ir/Verifier.h"
-#include "passes/Dot.h"
+#include "analysis/Dot.h"
 #include "passes/PassManager.h"
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -87,7 +87,7 @@ static std::unique_ptr<Graph> awkwardGraph() {
 
 TEST_CASE("graphToDot escapes every user name and stays well formed", "[dot]") {
   auto g = awkwardGraph();
-  std::string dot = graphToDot(*g, parseDevice("h100"));
+  std::string dot = graphToDot(*g, parseTarget("h100"));
   checkWellFormed(dot);
   CHECK(contains(dot, "digraph \"g \\\"quoted\\\" \\\\ back\\nslash\" {"));
   CHECK(contains(dot, "[label=\"input %x\\\"}; n0 -> n1 [\\nf32[4]\", shape=invhouse];"));
@@ -119,7 +119,7 @@ TEST_CASE("graphToDot escapes every user name and stays well formed", "[dot]") {
 }
 
 TEST_CASE("graphToDot: the same graph gives the same text", "[dot]") {
-  Device d = parseDevice("h100");
+  Target d = parseTarget("h100");
   auto g = awkwardGraph();
   std::string once = graphToDot(*g, d);
   CHECK(graphToDot(*g, d) == once);
@@ -190,7 +190,7 @@ static Picture readPicture(const std::string &dot) {
 }
 
 TEST_CASE("random graphs: clusters and edge bytes agree with the traffic model", "[dot][random]") {
-  Device d = parseDevice("h100");
+  Target d = parseTarget("h100");
   for (uint64_t seed = 0; seed < 300; ++seed) {
     for (bool fused : {false, true}) {
       INFO("seed " << seed << (fused ? " fused" : " as written"));

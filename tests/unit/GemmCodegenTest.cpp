@@ -3,7 +3,7 @@
 // and NVRTC compiles of every kernel variant for sm_80 and sm_90.
 #include "codegen/CudaCodegen.h"
 #include "codegen/GemmTuning.h"
-#include "codegen/KernelEstimate.h"
+#include "analysis/KernelEstimate.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "passes/Fusion.h"
@@ -26,7 +26,7 @@ static std::unique_ptr<Graph> biasRelu(DType t, int64_t M, int64_t N, int64_t K,
 }
 
 TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[codegen][gemm]") {
-  Target h100{90, 132}, portable{90, 132, false}, turing{75, 40};
+  Target h100 = targetFor(90, 132), portable = targetFor(90, 132, false), turing = targetFor(75, 40);
   // sm_90a: wgmma with TMA-staged operands, 128x256 tiles where they fill the SMs.
   auto big = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), h100);
   REQUIRE(big.size() == 1);
@@ -122,13 +122,13 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
 
 TEST_CASE("Architecture names: sm_90a is arch-specific, sm_90 portable, others refused",
           "[codegen][gemm]") {
-  CHECK(parseArch("sm_90a").archSpecific);
-  CHECK(parseArch("sm_90a").sm == 90);
-  CHECK_FALSE(parseArch("sm_90").archSpecific);
-  CHECK(parseArch("sm_80").sm == 80);
-  CHECK(compileArch(parseArch("sm_80")) == "sm_80");
+  CHECK(withArch({}, "sm_90a").archSpecific);
+  CHECK(withArch({}, "sm_90a").sm == 90);
+  CHECK_FALSE(withArch({}, "sm_90").archSpecific);
+  CHECK(withArch({}, "sm_80").sm == 80);
+  CHECK(compileArch(withArch({}, "sm_80")) == "sm_80");
   for (const char *bad : {"sm_", "90", "sm_9x", "sm_80a", "sm_a", "sm_123456", "sm_8", "sm_70"})
-    CHECK_THROWS_WITH(parseArch(bad), Catch::Contains("--arch"));
+    CHECK_THROWS_WITH(withArch({}, bad), Catch::Contains("--arch"));
 }
 
 TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's parameters",
@@ -138,7 +138,7 @@ TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's param
   Value b = g.input("b", bf16, {3, 64, 24});
   g.output(relu(matmul(a, b)));
   fuseGraph(g);
-  auto specs = buildKernelSpecs(g, Target{90, 132});
+  auto specs = buildKernelSpecs(g, targetFor(90, 132));
   const GemmSpec &s = *specs[0].gemm();
   REQUIRE(s.kernel == GemmKernel::Wgmma);
   CHECK(s.tmaA.dims[0] == 64);
@@ -162,7 +162,7 @@ TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's param
 
 TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster on sm_90",
           "[codegen][gemm]") {
-  Target h100{90, 132}, a100{80, 108};
+  Target h100 = targetFor(90, 132), a100 = targetFor(80, 108);
   for (int64_t M = 1; M <= 16; ++M)
     for (bool tb : {false, true}) {
       INFO("M=" << M << " trans_b=" << tb);
@@ -296,7 +296,7 @@ TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90a", "[nvr
   }
   fuseGraph(g);
   for (unsigned sm : {80u, 90u}) {
-    Target target{sm, 132};
+    Target target = targetFor(sm, 132);
     auto specs = buildKernelSpecs(g, target);
     REQUIRE(specs.size() == vs.size());
     unsigned kinds = 0;
@@ -352,7 +352,7 @@ TEST_CASE("NVRTC compiles decode GEMM variants: clusters and DSMEM on sm_90, non
   fuseGraph(g);
   for (unsigned sm : {80u, 90u}) {
     INFO("sm_" << sm);
-    auto specs = buildKernelSpecs(g, {sm, 132});
+    auto specs = buildKernelSpecs(g, targetFor(sm, 132));
     REQUIRE(specs.size() == vs.size());
     unsigned split = 0;
     for (const KernelSpec &k : specs) {
@@ -384,11 +384,11 @@ TEST_CASE("NVRTC compiles decode GEMM variants: clusters and DSMEM on sm_90, non
 
 TEST_CASE("expected kernel time: roofline, GEMM tile quantization, fixed cost per kernel",
           "[codegen][gemm][estimate]") {
-  Target h90{90, 132};
-  Device h200 = parseDevice("h200"), h100 = parseDevice("h100");
+  Target h90 = targetFor(90, 132);
+  Target h200 = parseTarget("h200"), h100 = parseTarget("h100");
   // 4096^3 on 128x256 tiles: 512 tiles take 4 rounds of 132 SMs, 0.97 of them busy.
   auto big = buildKernelSpecs(*biasRelu(bf16, 4096, 4096, 4096), h90);
-  KernelEstimate e = estimateKernel(big[0], h90, h200);
+  KernelEstimate e = estimateKernel(big[0], h200);
   CHECK(e.computeBound);
   CHECK(e.busy == Approx(512.0 / (4 * 132)));
   CHECK(e.useful == 1);
@@ -399,26 +399,26 @@ TEST_CASE("expected kernel time: roofline, GEMM tile quantization, fixed cost pe
   // One more row: a 33rd row of tiles, 528 tiles in 4 rounds (all busy) but the last row of
   // tiles computes 127 rows of padding.
   auto edge = buildKernelSpecs(*biasRelu(bf16, 4097, 4096, 4096), h90);
-  KernelEstimate ee = estimateKernel(edge[0], h90, h200);
+  KernelEstimate ee = estimateKernel(edge[0], h200);
   CHECK(ee.busy == Approx(1.0));
   CHECK(ee.useful == Approx(4097.0 / (33 * 128)));
   CHECK(ee.seconds > e.seconds);
   // Fewer tiles than SMs: the mlp's 86 64x128 tiles keep 86 of 132 SMs busy; its weights
   // make it memory-bound all the same.
   auto mlp = buildKernelSpecs(*biasRelu(bf16, 64, 11008, 4096, {false, true}), h90);
-  KernelEstimate em = estimateKernel(mlp[0], h90, h200);
+  KernelEstimate em = estimateKernel(mlp[0], h200);
   CHECK(em.busy == Approx(86.0 / 132));
   CHECK(!em.computeBound);
   CHECK(em.seconds == Approx(double(mlp[0].bytesMoved()) / 4.19e12 + 4e-6));
   // Decode: memory-bound on the weights, whatever the 16-row tile computes.
   auto dec = buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192), h90);
-  KernelEstimate ed = estimateKernel(dec[0], h90, h200);
+  KernelEstimate ed = estimateKernel(dec[0], h200);
   CHECK(!ed.computeBound);
   CHECK(ed.useful == Approx(1.0 / 16));
   CHECK(ed.seconds == Approx(double(dec[0].bytesMoved()) / 4.19e12 + 4e-6));
   CHECK(ed.why.find("memory-bound: 134 MB at 4.19 TB/s") != std::string::npos);
   // No fixed cost measured for the h100: the roofline stretched by the tiles alone.
-  KernelEstimate e100 = estimateKernel(big[0], h90, h100);
+  KernelEstimate e100 = estimateKernel(big[0], h100);
   CHECK(e100.seconds == Approx(big[0].flops() / 1979e12 / e100.busy));
   CHECK(e100.why.find("not measured") != std::string::npos);
   // An elementwise kernel: its bytes at the bandwidth plus the fixed cost.
@@ -426,31 +426,31 @@ TEST_CASE("expected kernel time: roofline, GEMM tile quantization, fixed cost pe
   g.output(g.input("x", f32, {1 << 20}) * 2.0);
   fuseGraph(g);
   auto ew = buildKernelSpecs(g, h90);
-  KernelEstimate ex = estimateKernel(ew[0], h90, h200);
+  KernelEstimate ex = estimateKernel(ew[0], h200);
   CHECK(ex.seconds == Approx(8.0 * (1 << 20) / 4.19e12 + 4e-6));
   CHECK(ex.busy == 1);
   // Kernels below the tensor cores' wgmma rate, each at its share measured on the H200
   // (device runs 4 and 8 of 2026-12-04, 4096^3 + bias + relu; run 2 for mma.sync bf16): exact f32
   // FFMA 5.57 ms, TF32 mma.sync 1.24 ms, bf16 mma.sync (portable sm_90) 493 us. The
   // estimate must land within 10% of each, where the bare roofline said 174 us for all.
-  Target tf{90, 132}, portable{90, 132, false};
-  tf.allowTf32 = true;
+  Target tf = targetFor(90, 132), portable = withArch({}, "sm_90");
   struct Measured {
     DType t;
     const Target *target;
+    bool tf32;
     GemmKernel kernel;
     double seconds;
   };
-  for (const Measured &m : {Measured{f32, &h90, GemmKernel::Simt, 5.570e-3},
-                            Measured{f32, &tf, GemmKernel::TensorCore, 1.2412e-3},
-                            Measured{bf16, &portable, GemmKernel::TensorCore, 493.2e-6},
-                            Measured{f32, &tf, GemmKernel::Wgmma, 383.5e-6}}) {
+  for (const Measured &m : {Measured{f32, &h90, false, GemmKernel::Simt, 5.570e-3},
+                            Measured{f32, &tf, true, GemmKernel::TensorCore, 1.2412e-3},
+                            Measured{bf16, &portable, false, GemmKernel::TensorCore, 493.2e-6},
+                            Measured{f32, &tf, true, GemmKernel::Wgmma, 383.5e-6}}) {
     // The last: TF32 on wgmma, W as [N, K] (device run 7).
     const bool nt = m.kernel == GemmKernel::Wgmma;
-    auto k = buildKernelSpecs(*biasRelu(m.t, 4096, 4096, 4096, {false, nt}), *m.target);
+    auto k = buildKernelSpecs(*biasRelu(m.t, 4096, 4096, 4096, {false, nt}), *m.target, nullptr, m.tf32);
     REQUIRE(k[0].gemm());
     CHECK(k[0].gemm()->kernel == m.kernel);
-    KernelEstimate est = estimateKernel(k[0], *m.target, h200);
+    KernelEstimate est = estimateKernel(k[0], *m.target);
     INFO(k[0].gemm()->describe() << ": " << est.why);
     CHECK(est.seconds == Approx(m.seconds).epsilon(0.10));
     CHECK(est.rate < 0.5);
@@ -461,25 +461,30 @@ TEST_CASE("expected kernel time: roofline, GEMM tile quantization, fixed cost pe
 
 TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF32",
           "[codegen][gemm][tf32]") {
-  Target h200{90, 132}, ampere{80, 108}, turing{75, 40};
-  Target h200tf{90, 132}, ampereTf{80, 108}, turingTf{75, 40};
-  h200tf.allowTf32 = ampereTf.allowTf32 = turingTf.allowTf32 = true;
-  auto spec = [](DType t, int64_t M, int64_t N, int64_t K, const Target &target,
+  // A device and the user's TF32 policy (CompileOptions::allowTf32).
+  struct On {
+    Target target;
+    bool tf32 = false;
+  };
+  const On h200{targetFor(90, 132)}, ampere{targetFor(80, 108)}, turing{targetFor(75, 40)};
+  const On h200tf{targetFor(90, 132), true}, ampereTf{targetFor(80, 108), true},
+      turingTf{targetFor(75, 40), true};
+  auto spec = [](DType t, int64_t M, int64_t N, int64_t K, const On &on,
                  MatMulAttrs at = {}) {
-    auto k = buildKernelSpecs(*biasRelu(t, M, N, K, at), target);
+    auto k = buildKernelSpecs(*biasRelu(t, M, N, K, at), on.target, nullptr, on.tf32);
     REQUIRE(k.size() == 1);
     REQUIRE(k[0].gemm());
     return *k[0].gemm();
   };
   // By default an f32 matmul keeps f32's 24-bit mantissa: FFMA tiles, on every device.
-  for (const Target &t : {h200, ampere, turing}) {
+  for (const On &t : {h200, ampere, turing}) {
     GemmSpec s = spec(f32, 1000, 1000, 1000, t);
     CHECK(s.kernel == GemmKernel::Simt);
     CHECK_FALSE(s.tf32());
     CHECK(s.why.find("exact f32") != std::string::npos);
   }
   // Allowed: tensor cores (sm_80 and up) on inputs rounded to TF32, f32 accumulation.
-  for (const Target &t : {h200tf, ampereTf}) {
+  for (const On &t : {h200tf, ampereTf}) {
     GemmSpec s = spec(f32, 1000, 1000, 1000, t);
     INFO(s.describe() << ": " << s.why);
     CHECK(s.kernel == GemmKernel::TensorCore);
@@ -497,8 +502,7 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
   CHECK(big.sharedBytes() == 4 * (128 * (32 + 4) + 32 * (128 + 8)) * 4);
   GemmSpec bt = spec(f32, 4096, 4096, 4096, h200tf, {true, true});
   CHECK(bt.sharedBytes() == 4 * (32 * (128 + 8) + 128 * (32 + 4)) * 4);
-  Target ga102{86, 84};
-  ga102.allowTf32 = true;
+  const On ga102{targetFor(86, 84), true};
   GemmSpec small = spec(f32, 4096, 4096, 4096, ga102);
   CHECK(small.stages == 2);
   CHECK(small.sharedBytes() <= 99 * 1024);
@@ -508,9 +512,11 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
   CHECK(spec(f32, 8, 4096, 4096, h200tf).kernel == GemmKernel::Gemv);
   CHECK(spec(bf16, 4096, 4096, 4096, h200tf).kernel == GemmKernel::Wgmma);
   // The autotuner's key tells a TF32 problem from an exact one (f32 only).
-  CHECK(gemmProblemKey(big, h200tf) != gemmProblemKey(big, h200));
+  CHECK(gemmProblemKey(big, h200.target) !=
+        gemmProblemKey(spec(f32, 4096, 4096, 4096, h200), h200.target));
   GemmSpec half = spec(bf16, 4096, 4096, 4096, h200tf);
-  CHECK(gemmProblemKey(half, h200tf) == gemmProblemKey(half, h200));
+  CHECK(gemmProblemKey(half, h200.target) ==
+        gemmProblemKey(spec(bf16, 4096, 4096, 4096, h200), h200.target));
   // On sm_90a, A [M, K] and B [N, K] (trans_b, nn.Linear's weights): both K-major, as wgmma
   // reads TF32 operands, so the Hopper kernel on f32 rows of 32 elements (128 bytes); any
   // other layout, a portable target, or rows that are not 16-byte multiples: mma.sync.
@@ -527,29 +533,28 @@ TEST_CASE("f32 matmuls are exact f32 unless TF32 is allowed, then mma.sync on TF
   CHECK(nt.sharedBytes() == spec(bf16, 4096, 4096, 4096, h200, {false, true}).sharedBytes());
   CHECK(big.kernel == GemmKernel::TensorCore); // B [K, N]: N-major
   CHECK(big.why.find("not wgmma: TF32 wgmma reads K-major A and B only") != std::string::npos);
-  Target portableTf{90, 132, false};
-  portableTf.allowTf32 = true;
+  const On portableTf{withArch({}, "sm_90"), true};
   CHECK(spec(f32, 4096, 4096, 4096, portableTf, {false, true}).kernel == GemmKernel::TensorCore);
   CHECK(spec(f32, 4096, 4096, 4098, h200tf, {false, true}).kernel == GemmKernel::TensorCore);
   CHECK(spec(f32, 4096, 4096, 4100, h200tf, {false, true}).kernel == GemmKernel::Wgmma);
   // Its autotune candidates are wgmma ones, TF32 too.
-  for (const GemmSpec &c : gemmCandidates(nt, h200tf)) {
+  for (const GemmSpec &c : gemmCandidates(nt, h200tf.target)) {
     CHECK(c.kernel == GemmKernel::Wgmma);
     CHECK(c.bk == 32);
   }
   {
-    auto w = buildKernelSpecs(*biasRelu(f32, 300, 520, 264, {false, true}), h200tf);
+    auto w = buildKernelSpecs(*biasRelu(f32, 300, 520, 264, {false, true}), h200tf.target, nullptr, true);
     std::string wsrc = emitProgram(w);
-    compiler::CompiledProgram wp = compiler::nvrtcCompile(wsrc, compileArch(h200tf), true);
+    compiler::CompiledProgram wp = compiler::nvrtcCompile(wsrc, compileArch(h200tf.target), true);
     CHECK(wp.ptx.find("k8.f32.tf32.tf32") != std::string::npos);
     CHECK(wp.ptx.find("wgmma.mma_async.sync.aligned.m64n") != std::string::npos);
   }
   // The kernel: f32 tiles by cp.async, rounded to TF32 (round to nearest, ties away) as
   // they are read, mma.sync m16n8k8.
-  auto specs = buildKernelSpecs(*biasRelu(f32, 300, 203, 61, {true, false}), h200tf);
+  auto specs = buildKernelSpecs(*biasRelu(f32, 300, 203, 61, {true, false}), h200tf.target, nullptr, true);
   std::string src = emitProgram(specs);
   CHECK(src.find("kf_gemm_tc<0, ") != std::string::npos);
-  compiler::CompiledProgram p = compiler::nvrtcCompile(src, compileArch(h200tf), true);
+  compiler::CompiledProgram p = compiler::nvrtcCompile(src, compileArch(h200tf.target), true);
   CHECK(p.ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
   CHECK(p.ptx.find("cvt.rna.tf32.f32") != std::string::npos);
   CHECK(p.ptx.find("cp.async.cg.shared.global") != std::string::npos);

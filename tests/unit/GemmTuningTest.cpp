@@ -32,7 +32,7 @@ static GemmSpec heuristic(const Graph &g, const Target &t) {
 }
 
 TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][gemm][tune]") {
-  Target h100{90, 132}, a100{80, 108};
+  Target h100 = targetFor(90, 132), a100 = targetFor(80, 108);
   struct P {
     int64_t M, N, K;
     GemmKernel kind;
@@ -58,7 +58,7 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
       INFO(s.describe());
       CHECK(seen.insert(s.describe()).second);
       CHECK(s.kernel == p.kind);
-      CHECK(s.sharedBytes() <= maxSharedPerBlock(p.t));
+      CHECK(s.sharedBytes() <= p.t.sharedPerBlock());
       CHECK(gemmProblemKey(s, p.t) == gemmProblemKey(h, p.t));
       if (s.kernel == GemmKernel::Decode) {
         CHECK((s.ks == 1 || p.t.sm >= 90));
@@ -136,10 +136,10 @@ TEST_CASE("GEMM candidates: valid, distinct, the heuristic's first", "[codegen][
 }
 
 TEST_CASE("GEMM problem keys tell problems and targets apart", "[codegen][gemm][tune]") {
-  Target h100{90, 132}, portable{90, 132, false}, small{90, 114};
+  Target h100 = targetFor(90, 132), portable = targetFor(90, 132, false), small = targetFor(90, 114);
   // Same SMs, but the device holds only 60 of the 66 2-CTA clusters (the clustered grid is
   // sized by that, so a tuning made on one must not be reused on the other).
-  Target fewerPairs{90, 132, true, 60}, measuredAll{90, 132, true, 66};
+  Target fewerPairs = targetFor(90, 132, true, 60), measuredAll = targetFor(90, 132, true, 66);
   GemmSpec a = heuristic(*mbr(bf16, 4096, 4096, 4096), h100);
   GemmSpec b = heuristic(*mbr(bf16, 4096, 4096, 4096, true), h100);
   GemmSpec c = heuristic(*mbr(f16, 4096, 4096, 4096), h100);
@@ -153,7 +153,7 @@ TEST_CASE("GEMM problem keys tell problems and targets apart", "[codegen][gemm][
 }
 
 TEST_CASE("a GEMM tuning picks its candidate when specs are built", "[codegen][gemm][tune]") {
-  Target h100{90, 132};
+  Target h100 = targetFor(90, 132);
   auto g = mbr(bf16, 16, 8192, 8192);
   GemmSpec h = heuristic(*g, h100);
   std::vector<GemmSpec> c = gemmCandidates(h, h100);
@@ -178,7 +178,7 @@ TEST_CASE("a GEMM tuning picks its candidate when specs are built", "[codegen][g
 TEST_CASE("NVRTC compiles every autotune candidate", "[nvrtc][gemm][tune]") {
   // The candidates of a decode problem (both layouts, every split) and of a Hopper one as
   // one program each, as the autotuner compiles them.
-  Target h100{90, 132};
+  Target h100 = targetFor(90, 132);
   for (auto [M, N, K, tb] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
            {3, 1000, 1024, false}, {16, 1000, 1024, true}, {300, 500, 264, false}}) {
     auto g = mbr(bf16, M, N, K, tb);

@@ -1,4 +1,4 @@
-// Differential test of the passes against the reference interpreter (passes/Differential.h)
+// Differential test of the passes against the reference interpreter (analysis/Differential.h)
 // on generated graphs (tests/unit/RandomGraph.h), on every CI run:
 //  - 2,000 graphs with every feature of the generator (broadcasts, several consumers and
 //    outputs, matmuls with epilogues, all dtypes) through the -O2 pipeline one pass at a
@@ -15,7 +15,7 @@
 #include "ir/Interpreter.h"
 #include "ir/Printer.h"
 #include "ir/Random.h"
-#include "passes/Differential.h"
+#include "analysis/Differential.h"
 #include "passes/PassManager.h"
 
 #include <catch2/catch.hpp>

@@ -6,7 +6,7 @@
 
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 
 #include <catch2/catch.hpp>
 
@@ -14,7 +14,7 @@ using namespace kfuse;
 
 TEST_CASE("random graphs: the -O2 pipeline keeps graphs valid and kernels lawful",
           "[fusion][random]") {
-  Device d = parseDevice("h100");
+  Target d = parseTarget("h100");
   for (uint64_t seed = 0; seed < 1500; ++seed) {
     INFO("seed " << seed);
     auto g = test::randomGraph(seed);

@@ -1,7 +1,7 @@
 #pragma once
 /// Graphviz DOT for a graph, the picture behind `kfuse dot`. Each kernel is a
 /// `subgraph cluster_N` labelled with its name, the bytes it reads and writes and its
-/// predicted time, all from the traffic model's fused plan (passes/Traffic.h fusedTraffic)
+/// predicted time, all from the traffic model's fused plan (analysis/Traffic.h fusedTraffic)
 /// on one device. A node outside every kernel region is a kernel of one there, so it is
 /// drawn as a one-node cluster (dashed border, named like the traffic model names it,
 /// e.g. `mul#3`); fused regions are filled.
@@ -16,7 +16,7 @@
 /// Node ids are positions in program order (n0, n1, ..., out0, ...), so the same graph
 /// always gives the same text, byte for byte.
 #include "ir/Graph.h"
-#include "passes/Device.h"
+#include "target/Target.h"
 
 #include <string>
 #include <string_view>
@@ -24,7 +24,7 @@
 namespace kfuse {
 
 /// One `digraph` ending in a newline. `g` must verify (ir/Verifier.h).
-std::string graphToDot(const Graph &g, const Device &d);
+std::string graphToDot(const Graph &g, const Target &d);
 
 /// `s` as a DOT quoted string, quotes included: `"` and `\` are escaped, a newline becomes
 /// `\n` (a line break in a label), and other control bytes and bytes that are not valid

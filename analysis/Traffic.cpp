@@ -1,4 +1,4 @@
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -17,7 +17,7 @@ double nodeFlops(const Node *n) {
   return 2.0 * out * k;
 }
 
-static void finish(KernelTraffic &k, const Device &d) {
+static void finish(KernelTraffic &k, const Target &d) {
   k.seconds = d.roofline(double(k.bytes()), k.flops);
   k.computeBound = k.intensity() > d.ridge();
 }
@@ -31,7 +31,7 @@ static void total(TrafficPlan &p) {
   }
 }
 
-TrafficPlan unfusedTraffic(const Graph &g, const Device &d) {
+TrafficPlan unfusedTraffic(const Graph &g, const Target &d) {
   TrafficPlan p;
   size_t i = 0;
   for (const Node *n : g.nodes()) {
@@ -56,7 +56,7 @@ TrafficPlan unfusedTraffic(const Graph &g, const Device &d) {
   return p;
 }
 
-TrafficPlan fusedTraffic(const Graph &g, const Device &d) {
+TrafficPlan fusedTraffic(const Graph &g, const Target &d) {
   TrafficPlan p;
   // Kernel index per node: its region, or a fresh one for a node outside every region.
   std::unordered_map<const Node *, size_t> kernelOf;
@@ -122,35 +122,6 @@ TrafficPlan fusedTraffic(const Graph &g, const Device &d) {
     finish(k, d);
   total(p);
   return p;
-}
-
-static std::string scaled(double v, const char *const units[], int n, const char *fmtSpec) {
-  int i = 0;
-  while (i + 1 < n && std::abs(v) >= 1000.0) {
-    v /= 1000.0;
-    ++i;
-  }
-  return fmt::format(fmt::runtime(fmtSpec), v, units[i]);
-}
-
-std::string formatBytes(double b) {
-  static const char *const u[] = {"B", "KB", "MB", "GB", "TB", "PB"};
-  return scaled(b, u, 6, "{:.3g} {}");
-}
-
-std::string formatFlops(double f) {
-  static const char *const u[] = {"FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
-  return scaled(f, u, 6, "{:.4g} {}");
-}
-
-std::string formatSeconds(double s) {
-  if (s >= 1.0)
-    return fmt::format("{:.3g} s", s);
-  if (s >= 1e-3)
-    return fmt::format("{:.3g} ms", s * 1e3);
-  if (s >= 1e-6)
-    return fmt::format("{:.3g} us", s * 1e6);
-  return fmt::format("{:.3g} ns", s * 1e9);
 }
 
 } // namespace kfuse

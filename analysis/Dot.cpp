@@ -1,8 +1,8 @@
-#include "passes/Dot.h"
+#include "analysis/Dot.h"
 
 #include "ir/Printer.h"
 #include "passes/Fusion.h"
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 
 #include <cassert>
 #include <fmt/format.h>
@@ -104,7 +104,7 @@ std::string dotQuote(std::string_view s) {
   return out;
 }
 
-std::string graphToDot(const Graph &g, const Device &d) {
+std::string graphToDot(const Graph &g, const Target &d) {
   TrafficPlan plan = fusedTraffic(g, d);
   const std::vector<Node *> &nodes = g.nodes();
   unsigned maxId = 0;

@@ -3,9 +3,9 @@
 /// against the graph after the -O2 pipeline (simplify, cse, dce, fuse), on one device.
 /// A library function returning text or JSON so tests can read the numbers the user sees.
 #include "ir/Graph.h"
-#include "passes/Device.h"
+#include "target/Target.h"
 #include "passes/Fusion.h"
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 
 #include <memory>
 #include <string>
@@ -14,7 +14,7 @@ namespace kfuse {
 
 struct TrafficReport {
   std::string graphName;
-  Device device;
+  Target device;
   TrafficPlan unfused;
   TrafficPlan fused;
   FusionLog decisions;
@@ -26,11 +26,11 @@ struct TrafficReport {
 };
 
 /// Runs the -O2 pipeline on a copy of `g` (which is left as it is) and models both plans.
-TrafficReport buildReport(const Graph &g, const Device &d);
+TrafficReport buildReport(const Graph &g, const Target &d);
 /// Models `g` unfused against `fused`, a plan made from it (with the fusion decisions that
 /// made it): how the compiler driver's module is reported without planning again.
 TrafficReport buildReport(const Graph &g, std::unique_ptr<Graph> fused, FusionLog decisions,
-                          const Device &d);
+                          const Target &d);
 /// The human-readable table: per fused kernel, then totals, launches and the saving.
 std::string formatReport(const TrafficReport &r);
 /// The same as one JSON object; `moreMembers` (", \"name\": value, ...") goes in after its

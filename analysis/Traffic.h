@@ -7,7 +7,8 @@
 ///    that leaves it (read by another kernel, or a graph output).
 /// FLOPs: elementwise ops 1 per output element, matmul 2*M*N*K*batch.
 #include "ir/Graph.h"
-#include "passes/Device.h"
+#include "ir/Units.h"
+#include "target/Target.h"
 
 #include <string>
 #include <vector>
@@ -37,15 +38,8 @@ struct TrafficPlan {
 
 double nodeFlops(const Node *n);
 /// Every non-input op its own kernel (ignores kernel regions).
-TrafficPlan unfusedTraffic(const Graph &g, const Device &d);
+TrafficPlan unfusedTraffic(const Graph &g, const Target &d);
 /// By kernel regions; a node outside every region counts as a kernel of one.
-TrafficPlan fusedTraffic(const Graph &g, const Device &d);
-
-/// "16 GB", "33.6 MB", "512 B": decimal units, 3 significant digits.
-std::string formatBytes(double bytes);
-/// "4.78 ms", "69.4 us".
-std::string formatSeconds(double s);
-/// "137.4 GFLOP".
-std::string formatFlops(double f);
+TrafficPlan fusedTraffic(const Graph &g, const Target &d);
 
 } // namespace kfuse

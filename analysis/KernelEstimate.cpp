@@ -1,12 +1,14 @@
-#include "codegen/KernelEstimate.h"
+#include "analysis/KernelEstimate.h"
 
-#include "passes/Traffic.h"
+#include "analysis/Traffic.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-namespace kfuse::codegen {
+namespace kfuse {
+
+using namespace codegen;
 
 namespace {
 
@@ -34,7 +36,8 @@ TileGrid tileGrid(const GemmSpec &s, const Target &t) {
 
 } // namespace
 
-KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const Device &d) {
+KernelEstimate estimateKernel(const KernelSpec &k, const Target &target) {
+  const Target &d = target;
   KernelEstimate e;
   const double bytes = double(k.bytesMoved()), flops = k.flops();
   const double tMem = d.memorySeconds(bytes), tFlop = d.computeSeconds(flops);
@@ -73,4 +76,4 @@ KernelEstimate estimateKernel(const KernelSpec &k, const Target &target, const D
   return e;
 }
 
-} // namespace kfuse::codegen
+} // namespace kfuse

@@ -1,14 +1,14 @@
-#include "passes/Report.h"
+#include "analysis/Report.h"
 
 #include "ir/Verifier.h"
-#include "passes/JsonText.h"
+#include "ir/JsonText.h"
 #include "passes/PassManager.h"
 
 #include <fmt/format.h>
 
 namespace kfuse {
 
-TrafficReport buildReport(const Graph &g, const Device &d) {
+TrafficReport buildReport(const Graph &g, const Target &d) {
   std::unique_ptr<Graph> fused = g.clone();
   PassManager pm;
   pm.addPipeline(defaultPipeline());
@@ -17,7 +17,7 @@ TrafficReport buildReport(const Graph &g, const Device &d) {
 }
 
 TrafficReport buildReport(const Graph &g, std::unique_ptr<Graph> fused, FusionLog decisions,
-                          const Device &d) {
+                          const Target &d) {
   TrafficReport r;
   r.graphName = g.name();
   r.device = d;

@@ -1,4 +1,4 @@
-#include "passes/Differential.h"
+#include "analysis/Differential.h"
 
 #include "ir/Error.h"
 #include "ir/Interpreter.h"

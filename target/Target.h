@@ -1,0 +1,74 @@
+#pragma once
+/// The target model: every fact about the device that kfuse plans, generates code and
+/// predicts for, in one value. Codegen reads its architecture, SMs, clusters and shared
+/// memory; the traffic model and the kernel estimates read its bandwidth, FLOP rates and
+/// fixed cost per kernel. User policy (TF32, tuning) is not here: compiler::CompileOptions.
+///
+/// Built in: h200 (the default: 4.19 TB/s measured copy bandwidth, 790 TFLOP/s dense
+/// 16-bit, 4 us per kernel: the device copy's time over 134 MB - 2.15 GB moved, 37.1 / 130
+/// / 506 us measured on the H200 on 2026-12-03, is bytes / 4.19 TB/s + 4 us within 3%) and
+/// h100 (3.35 TB/s, 1979 TFLOP/s: the seed's numbers, ridge 591 FLOP/byte; fixed cost not
+/// measured, 0). Any other device is written `NAME:BW_TBps:TFLOPs[:FIXED_us]`, e.g.
+/// `a100:2.0:312:5` (sm_90, 132 SMs unless --arch or the GPU itself says otherwise).
+#include "ir/DType.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kfuse {
+
+struct Target {
+  std::string name = "h200";
+
+  // --- what kernels are generated for -------------------------------------------------
+  unsigned sm = 90;       ///< compute capability * 10
+  unsigned smCount = 132; ///< multiprocessors, for filling the device
+  /// Whether features of exactly this architecture may be used (sm_90a: wgmma, setmaxnreg);
+  /// the program is then compiled for "sm_90a", which runs only on compute capability 9.0.
+  bool archSpecific = true;
+  /// 2-CTA clusters of a whole-SM kernel the device holds at once (0: smCount / 2, where
+  /// not measured); a persistent clustered grid larger than that runs in two waves.
+  unsigned clusterPairs = 0;
+  unsigned pairs() const { return clusterPairs ? clusterPairs : smCount / 2; }
+  /// Shared memory one block may opt into, and one SM holds (by architecture).
+  size_t sharedPerBlock() const;
+  size_t sharedPerSM() const;
+
+  // --- how fast it is -----------------------------------------------------------------
+  double bytesPerSecond = 4.19e12; ///< memory bandwidth (the device copy's)
+  double flopsPerSecond = 790e12;  ///< dense f16/bf16 tensor-core rate (f32 accumulation)
+  double kernelSeconds = 4e-6;     ///< fixed cost per kernel: launch, first loads, last stores
+  /// The peak FLOP rate of a matmul in `t`: the 16-bit tensor rate for f16/bf16; for f32,
+  /// half of it on TF32 tensor cores (`tf32`), else the FFMA rate (67/989 of it, the ratio
+  /// of the H100/H200 data sheets' dense figures). Elementwise work uses the FFMA rate.
+  double peakFlops(DType t, bool tf32 = false) const;
+  /// FLOP per byte above which a 16-bit matmul is compute-bound.
+  double ridge() const { return flopsPerSecond / bytesPerSecond; }
+  double memorySeconds(double bytes) const { return bytes / bytesPerSecond; }
+  double computeSeconds(double flops) const { return flops / flopsPerSecond; }
+  /// The roofline at the 16-bit tensor rate: whichever of the two takes longer.
+  double roofline(double bytes, double flops) const {
+    return std::max(memorySeconds(bytes), computeSeconds(flops));
+  }
+};
+
+/// "h100", "h200" or "NAME:BW_TBps:TFLOPs[:FIXED_us]"; throws kfuse::Error naming the
+/// accepted forms. The architecture is the default's (sm_90a, 132 SMs).
+Target parseTarget(std::string_view spec);
+std::vector<Target> builtinTargets();
+
+/// `base` compiled for `arch` ("sm_90a": arch-specific, "sm_90": portable); throws
+/// kfuse::Error for anything not of the form sm_<digits>[a] kfuse can generate for.
+Target withArch(Target base, const std::string &arch);
+/// The default device model on compute capability `sm` with `smCount` SMs, arch-specific
+/// features where `archSpecific` (used on sm_90 only), `clusterPairs` 2-CTA clusters at once
+/// (0: not measured): an A100 is targetFor(80, 108).
+Target targetFor(unsigned sm, unsigned smCount, bool archSpecific = true,
+                 unsigned clusterPairs = 0);
+/// NVRTC's --gpu-architecture for `t`: "sm_90a" where sm_90's own features are in use.
+std::string compileArch(const Target &t);
+
+} // namespace kfuse
