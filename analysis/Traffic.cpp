@@ -18,8 +18,11 @@ double nodeFlops(const Node *n) {
 }
 
 static void finish(KernelTraffic &k, const Target &d) {
-  k.seconds = d.roofline(double(k.bytes()), k.flops);
-  k.computeBound = k.intensity() > d.ridge();
+  // A matmul's FLOPs at its dtype's peak (exact f32: the FFMA rate), the rest at FFMA's.
+  const double rate = d.peakFlops(k.hasMatmul ? k.matmulType : DType::F32);
+  const double tMem = d.memorySeconds(double(k.bytes())), tFlop = k.flops / rate;
+  k.seconds = std::max(tMem, tFlop);
+  k.computeBound = tFlop > tMem;
 }
 
 static void total(TrafficPlan &p) {
@@ -41,6 +44,7 @@ TrafficPlan unfusedTraffic(const Graph &g, const Target &d) {
     k.name = fmt::format("op{}", i++);
     k.ops = 1;
     k.hasMatmul = n->kind() == OpKind::MatMul;
+    k.matmulType = n->dtype();
     llvm::SmallVector<const Node *, 2> seen;
     for (const Operand &o : n->operands())
       if (o.node && std::find(seen.begin(), seen.end(), o.node) == seen.end()) {
@@ -80,7 +84,10 @@ TrafficPlan fusedTraffic(const Graph &g, const Target &d) {
     kernelOf[n] = slot;
     KernelTraffic &k = p.kernels[slot];
     ++k.ops;
-    k.hasMatmul |= n->kind() == OpKind::MatMul;
+    if (n->kind() == OpKind::MatMul) {
+      k.hasMatmul = true;
+      k.matmulType = n->dtype();
+    }
     k.flops += nodeFlops(n);
   }
   // Reads: each external tensor once per kernel. Writes: each value leaving its kernel.

@@ -1,6 +1,7 @@
 #pragma once
 /// The traffic model: bytes each kernel moves and FLOPs it does, and the time a device
-/// would need at peak, max(bytes / bandwidth, flops / rate).
+/// would need at peak, max(bytes / bandwidth, flops / rate), the rate a matmul's dtype's
+/// peak (Target::peakFlops: the 16-bit tensor rate, exact f32 at the FFMA rate).
 ///  - unfused plan: every op is its own kernel, reads each distinct operand tensor in full
 ///    (a broadcast operand counts its own size) and writes its result;
 ///  - fused plan: every kernel region reads each external tensor once and writes each value
@@ -19,6 +20,7 @@ struct KernelTraffic {
   std::string name;
   size_t ops = 0;
   bool hasMatmul = false;
+  DType matmulType = DType::F32; ///< its matmul's dtype: the peak FLOP rate it runs at
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
   double flops = 0;

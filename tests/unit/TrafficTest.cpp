@@ -87,6 +87,33 @@ TEST_CASE("seed: decode GEMM M=1 N=K=4096 is memory-bound at ~1 FLOP/B", "[traff
   verify(*r.fusedGraph);
 }
 
+TEST_CASE("the target model: one value with architecture, shared memory and a FLOP rate per dtype",
+          "[traffic][target]") {
+  Target h200 = parseTarget("h200");
+  CHECK(h200.peakFlops(DType::BF16) == 790e12);
+  CHECK(h200.peakFlops(DType::F16) == 790e12);
+  CHECK(h200.peakFlops(DType::F32, /*tf32=*/true) == 395e12);
+  CHECK(h200.peakFlops(DType::F32) == Approx(790e12 * 67 / 989));
+  CHECK(h200.sharedPerBlock() == 227 * 1024);
+  CHECK(targetFor(80, 108).sharedPerBlock() == 163 * 1024);
+  // --arch changes what codegen targets, not the rates: a100's numbers on sm_80.
+  Target a = withArch(parseTarget("a100:2.0:312"), "sm_80");
+  CHECK(a.sm == 80);
+  CHECK_FALSE(a.archSpecific);
+  CHECK(a.bytesPerSecond == 2.0e12);
+  CHECK(compileArch(a) == "sm_80");
+  // The traffic model puts an exact-f32 matmul at the FFMA rate, a bf16 one at the tensor
+  // rate: 4096^3 is compute-bound for both, 14.8x apart.
+  auto mm = [](DType t) {
+    Graph g("mm");
+    g.output(matmul(g.input("a", t, {4096, 4096}), g.input("b", t, {4096, 4096})));
+    return unfusedTraffic(g, parseTarget("h200")).seconds;
+  };
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  CHECK(mm(DType::F32) == Approx(flops / (790e12 * 67 / 989)));
+  CHECK(mm(DType::BF16) == Approx(flops / 790e12));
+}
+
 TEST_CASE("devices: h100, h200 and NAME:BW:TFLOPs[:FIXED_us]", "[traffic]") {
   Target h200 = parseTarget("h200");
   CHECK(h200.bytesPerSecond == 4.19e12);
