@@ -104,46 +104,44 @@ std::string dotQuote(std::string_view s) {
   return out;
 }
 
-std::string graphToDot(const Graph &g, const Target &d) {
-  TrafficPlan plan = fusedTraffic(g, d);
+namespace {
+
+/// Per node id: its position in program order (the DOT id) and its kernel's index in the
+/// plan's kernels. fusedTraffic numbers kernels by first appearance in program order, a
+/// region by its name and a lone op as a kernel of its own; this numbers them the same way.
+struct DotLayout {
+  std::vector<size_t> pos;
+  std::vector<int> slot;
+};
+
+DotLayout layoutKernels(const Graph &g, const TrafficPlan &plan) {
   const std::vector<Node *> &nodes = g.nodes();
   unsigned maxId = 0;
   for (const Node *n : nodes)
     maxId = std::max(maxId, n->id());
-  // Per node id: its position in program order (the DOT id) and its kernel's index in
-  // plan.kernels. fusedTraffic numbers kernels by first appearance in program order, a
-  // region by its name and a lone op as a kernel of its own; this numbers them the same way.
-  std::vector<size_t> pos(maxId + 1, 0);
-  std::vector<int> slot(maxId + 1, -1);
+  DotLayout l{std::vector<size_t>(maxId + 1, 0), std::vector<int>(maxId + 1, -1)};
   std::vector<int> regionSlot(g.kernelNames().size(), -1);
   int numSlots = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node *n = nodes[i];
-    pos[n->id()] = i;
+    l.pos[n->id()] = i;
     if (n->isInput())
       continue;
     int k = n->kernel();
     assert(k < static_cast<int>(regionSlot.size()) && "kernel index out of range: verify first");
     if (k >= 0 && regionSlot[k] < 0)
       regionSlot[k] = numSlots++;
-    slot[n->id()] = k >= 0 ? regionSlot[k] : numSlots++;
+    l.slot[n->id()] = k >= 0 ? regionSlot[k] : numSlots++;
   }
   assert(static_cast<size_t>(numSlots) == plan.kernels.size() && "kernels differ from Traffic");
+  (void)plan;
+  return l;
+}
 
-  std::string out;
-  out.reserve(nodes.size() * 160 + 256);
-  put(out, "digraph {} {{\n", dotQuote(g.name()));
-  put(out, "  label={};\n",
-      dotQuote(fmt::format("{} on {} ({:.3g} TB/s, {:.4g} TFLOP/s)\n{}, {} moved ({} read, {} "
-                           "written), {}",
-                           g.name(), d.name, d.bytesPerSecond / 1e12, d.flopsPerSecond / 1e12,
-                           plural(plan.launches(), "kernel"), formatBytes(double(plan.bytes())),
-                           formatBytes(double(plan.bytesRead)),
-                           formatBytes(double(plan.bytesWritten)), formatSeconds(plan.seconds))));
-  put(out, "  labelloc=t;\n  node [shape=box, style=filled, fillcolor=white];\n");
-
-  // Nodes: inputs at the top level, each kernel's nodes inside its cluster (regions are
-  // contiguous in a verified graph, so one pass opens and closes each cluster once).
+/// Nodes: inputs at the top level, each kernel's nodes inside its cluster (regions are
+/// contiguous in a verified graph, so one pass opens and closes each cluster once).
+void writeNodes(std::string &out, const Graph &g, const TrafficPlan &plan, const DotLayout &l) {
+  const std::vector<Node *> &nodes = g.nodes();
   int open = -1;
   auto close = [&] {
     if (open >= 0)
@@ -158,7 +156,7 @@ std::string graphToDot(const Graph &g, const Target &d) {
           dotQuote("input " + nodeLabel(n) + "\n" + n->type().str()));
       continue;
     }
-    int s = slot[n->id()];
+    int s = l.slot[n->id()];
     if (s != open) {
       close();
       const KernelTraffic &k = plan.kernels[s];
@@ -174,17 +172,20 @@ std::string graphToDot(const Graph &g, const Target &d) {
   for (size_t o = 0; o < g.outputs().size(); ++o)
     put(out, "  out{} [label={}, shape=house];\n", o,
         dotQuote("output " + nodeLabel(g.outputs()[o])));
+}
 
-  // Edges: one per distinct operand tensor of each op. A kernel reads an external tensor
-  // once however many of its ops use it, so only the first such edge carries the bytes as
-  // traffic; the plain labels into a cluster add up to the kernel's bytes read.
+/// Edges: one per distinct operand tensor of each op. A kernel reads an external tensor
+/// once however many of its ops use it, so only the first such edge carries the bytes as
+/// traffic; the plain labels into a cluster add up to the kernel's bytes read.
+void writeEdges(std::string &out, const Graph &g, const DotLayout &l) {
+  const std::vector<Node *> &nodes = g.nodes();
   llvm::SmallPtrSet<const Node *, 8> readByKernel;
   int readSlot = -1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node *n = nodes[i];
     if (n->isInput())
       continue;
-    int s = slot[n->id()];
+    int s = l.slot[n->id()];
     if (s != readSlot) {
       readByKernel.clear();
       readSlot = s;
@@ -194,9 +195,9 @@ std::string graphToDot(const Graph &g, const Target &d) {
       if (!o.node || std::find(seen.begin(), seen.end(), o.node) != seen.end())
         continue;
       seen.push_back(o.node);
-      size_t from = pos[o.node->id()];
+      size_t from = l.pos[o.node->id()];
       std::string bytes = formatBytes(double(o.node->type().bytes()));
-      if (!o.node->isInput() && slot[o.node->id()] == s)
+      if (!o.node->isInput() && l.slot[o.node->id()] == s)
         put(out, "  n{} -> n{} [label={}, style=dashed, color=gray50, fontcolor=gray50];\n", from,
             i, dotQuote(bytes + " (in registers)"));
       else if (readByKernel.insert(o.node).second)
@@ -208,9 +209,29 @@ std::string graphToDot(const Graph &g, const Target &d) {
   }
   for (size_t o = 0; o < g.outputs().size(); ++o) {
     const Node *n = g.outputs()[o];
-    put(out, "  n{} -> out{} [label={}];\n", pos[n->id()], o,
+    put(out, "  n{} -> out{} [label={}];\n", l.pos[n->id()], o,
         dotQuote(formatBytes(double(n->type().bytes()))));
   }
+}
+
+} // namespace
+
+std::string graphToDot(const Graph &g, const Target &d) {
+  TrafficPlan plan = fusedTraffic(g, d);
+  DotLayout layout = layoutKernels(g, plan);
+  std::string out;
+  out.reserve(g.nodes().size() * 160 + 256);
+  put(out, "digraph {} {{\n", dotQuote(g.name()));
+  put(out, "  label={};\n",
+      dotQuote(fmt::format("{} on {} ({:.3g} TB/s, {:.4g} TFLOP/s)\n{}, {} moved ({} read, {} "
+                           "written), {}",
+                           g.name(), d.name, d.bytesPerSecond / 1e12, d.flopsPerSecond / 1e12,
+                           plural(plan.launches(), "kernel"), formatBytes(double(plan.bytes())),
+                           formatBytes(double(plan.bytesRead)),
+                           formatBytes(double(plan.bytesWritten)), formatSeconds(plan.seconds))));
+  put(out, "  labelloc=t;\n  node [shape=box, style=filled, fillcolor=white];\n");
+  writeNodes(out, g, plan, layout);
+  writeEdges(out, g, layout);
   out += "}\n";
   return out;
 }
