@@ -37,14 +37,26 @@ void Graph::removeUse(Node *used, Node *user) {
 Value Graph::input(std::string name, DType dtype, llvm::ArrayRef<int64_t> shape) {
   if (name.empty())
     fail("input: a graph input needs a name");
-  for (Node *in : inputs_)
-    if (in->name() == name)
-      fail("input: an input named '{}' already exists", name);
-  checkShape(fmt::format("input '{}'", name), shape);
+  if (inputNames_.lookup(name) != 0)
+    fail("input: an input named '{}' already exists", excerpt(name));
+  checkShape(fmt::format("input '{}'", excerpt(name)), shape);
   Node *n = newNode(OpKind::Input, TensorType{dtype, Shape(shape.begin(), shape.end())});
+  ++inputNames_[name];
   n->name_ = std::move(name);
   inputs_.push_back(n);
   return n;
+}
+
+void Node::setName(std::string n) {
+  if (isInput()) {
+    auto &names = graph_->inputNames_;
+    auto it = names.find(name_);
+    assert(it != names.end() && it->second > 0 && "input name table out of sync");
+    if (--it->second == 0)
+      names.erase(it);
+    ++names[n];
+  }
+  name_ = std::move(n);
 }
 
 static void requireTensor(OpKind kind, const Operand &o, unsigned i) {

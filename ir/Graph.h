@@ -12,6 +12,7 @@
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringMap.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,7 +75,8 @@ public:
   bool isInput() const { return kind_ == OpKind::Input; }
   /// The SSA name without '%'; may be empty for nodes built through the API.
   const std::string &name() const { return name_; }
-  void setName(std::string n) { name_ = std::move(n); }
+  /// Renaming an input keeps the graph's table of input names up to date.
+  void setName(std::string n);
   /// Unique and stable within the graph (creation order), never reused.
   unsigned id() const { return id_; }
   /// Kernel region this node belongs to after fusion, -1 if none.
@@ -117,6 +119,8 @@ private:
 };
 
 class Graph {
+  friend class Node; // Node::setName renames inputs in inputNames_
+
 public:
   explicit Graph(std::string name = "main");
   ~Graph();
@@ -193,6 +197,10 @@ private:
   mutable std::vector<Node *> order_;
   mutable bool orderDirty_ = false;
   std::vector<Node *> inputs_;
+  /// How many inputs bear each name, so input() refuses a taken name in O(1); a scan of
+  /// inputs_ made building a graph of 10^6 inputs quadratic. A count, not a set, because
+  /// Node::setName may give two inputs one name (the verifier rejects that graph).
+  llvm::StringMap<unsigned> inputNames_;
   std::vector<Node *> outputs_;
   std::vector<std::string> kernels_;
   unsigned nextId_ = 0;

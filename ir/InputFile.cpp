@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,23 +51,6 @@ bool InputFile::read(uint64_t offset, size_t n, std::string &out) const {
     done += static_cast<size_t>(r);
   }
   return true;
-}
-
-std::string excerpt(std::string_view s, size_t max) {
-  std::string out;
-  size_t shown = std::min(s.size(), max);
-  while (shown < s.size() && shown > 0 && (static_cast<unsigned char>(s[shown]) & 0xC0) == 0x80)
-    --shown; // cut between UTF-8 characters, not inside one
-  for (size_t i = 0; i < shown; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f)
-      out += fmt::format("\\x{:02x}", c);
-    else
-      out += static_cast<char>(c);
-  }
-  if (shown < s.size())
-    out += fmt::format("... ({} bytes)", s.size());
-  return out;
 }
 
 } // namespace kfuse

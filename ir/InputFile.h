@@ -8,6 +8,8 @@
 ///   InputFile f(path);
 ///   if (!f.ok()) fail("cannot open '{}': {}", path, f.error());
 ///   std::string head = f.read(0, 16);
+#include "ir/Error.h" // excerpt(), for quoting what was read; it was declared here once
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,10 +37,5 @@ private:
   uint64_t size_ = 0;
   std::string error_;
 };
-
-/// `s` fit to quote in a message: control characters (ESC, BEL, NUL, ...) escaped as \xNN,
-/// and at most `max` characters of it, with "... (N bytes)" when it was longer, so that a
-/// huge or hostile input gives a short message that is safe to print on a terminal.
-std::string excerpt(std::string_view s, size_t max = 200);
 
 } // namespace kfuse

@@ -1,7 +1,8 @@
 #include "ir/Lexer.h"
 
+#include "ir/Error.h"
+
 #include <algorithm>
-#include <cstdint>
 
 namespace kfuse {
 
@@ -13,39 +14,15 @@ static bool isDigit(char c) { return c >= '0' && c <= '9'; }
 static bool isAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
 std::optional<std::pair<size_t, const char *>> findNonText(std::string_view s) {
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == 0)
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\0')
       return std::pair{i, "a NUL byte"};
-    if (c < 0x80) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) { // ASCII, the common case: no call
       ++i;
       continue;
     }
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return std::pair{i, "invalid UTF-8"};
-    }
-    if (i + len > n)
-      return std::pair{i, "invalid UTF-8"};
-    for (size_t k = 1; k < len; ++k) {
-      unsigned char d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0) != 0x80)
-        return std::pair{i, "invalid UTF-8"};
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    size_t len = utf8CharLength(s.substr(i));
+    if (len == 0)
       return std::pair{i, "invalid UTF-8"};
     i += len;
   }

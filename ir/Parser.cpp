@@ -22,10 +22,14 @@ namespace kfuse {
 
 namespace {
 
+/// Input text (a token, a name) as a message quotes it: at most 60 characters, escaped as
+/// excerpt() escapes (ir/Error.h), so a 10 MB identifier still gives a short message.
+std::string quote(std::string_view text) { return excerpt(text, 60); }
+
 std::string describe(const Token &t) {
   switch (t.kind) {
   case TokKind::Name:
-    return fmt::format("'%{}'", t.text);
+    return fmt::format("'%{}'", quote(t.text));
   case TokKind::Word:
   case TokKind::Number:
   case TokKind::Invalid:
@@ -35,7 +39,7 @@ std::string describe(const Token &t) {
   case TokKind::RBracket:
   case TokKind::LBrace:
   case TokKind::RBrace:
-    return fmt::format("'{}'", t.text);
+    return fmt::format("'{}'", quote(t.text));
   case TokKind::Newline:
   case TokKind::Eof:
     break;
@@ -53,7 +57,7 @@ public:
 
   std::vector<std::unique_ptr<Graph>> run() {
     if (auto bad = findNonText(text_))
-      error(bad->first, fmt::format("file is not text ({})", bad->second), false);
+      error(bad->first, fmt::format("file is not text ({})", bad->second));
     advance();
     // One definition per line at most: sizing the name table once saves its rehashes.
     defs_.reserve(static_cast<unsigned>(
@@ -76,7 +80,7 @@ public:
   /// The whole text as one value of `type` (see kfuse::parseAttrValue).
   AttrValue runValue(AttrType type, std::string_view attr) {
     if (auto bad = findNonText(text_))
-      error(bad->first, fmt::format("value is not text ({})", bad->second), false);
+      error(bad->first, fmt::format("value is not text ({})", bad->second));
     advance();
     AttrValue v = parseAttrValue(attr, type);
     if (tok_.kind != TokKind::Eof)
@@ -92,7 +96,9 @@ private:
 
   [[noreturn]] void error(const Token &t, const std::string &msg) { error(t.loc.offset, msg); }
 
-  [[noreturn]] void error(size_t offset, const std::string &msg, bool showLine = true) {
+  /// Throws the ParseError at byte `offset`: the message, then the source line (at most
+  /// excerptLine's window of it, escaped) with a caret under the column.
+  [[noreturn]] void error(size_t offset, const std::string &msg) {
     offset = std::min(offset, text_.size());
     size_t lineStart = 0;
     if (offset > 0) {
@@ -107,21 +113,19 @@ private:
     std::string_view lineText = text_.substr(lineStart, lineEnd - lineStart);
     if (!lineText.empty() && lineText.back() == '\r')
       lineText.remove_suffix(1);
+    // Columns count characters: UTF-8 continuation bytes belong to the character before.
+    // Everything before `offset` is valid text (findNonText stops at the first bad byte).
     unsigned column = 1;
-    std::string caret;
-    for (size_t i = lineStart; i < offset; ++i) {
-      unsigned char c = static_cast<unsigned char>(text_[i]);
-      if ((c & 0xC0) == 0x80)
-        continue; // a UTF-8 continuation byte: same character
-      ++column;
-      caret += c == '\t' ? '\t' : ' ';
-    }
+    for (size_t i = lineStart; i < offset; ++i)
+      column += (static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80;
     std::string diag = fmt::format("{}:{}:{}: error: {}", file_, line, column, msg);
-    bool blank = lineText.find_first_not_of(" \t") == std::string_view::npos;
-    if (showLine && !blank)
-      diag += fmt::format("\n{}\n{}^", lineText, caret);
+    if (lineText.find_first_not_of(" \t") != std::string_view::npos)
+      diag += "\n" + excerptLine(lineText, offset - lineStart);
     throw ParseError(diag, std::string(file_), line, column, msg);
   }
+  /// A builder or verifier error, re-thrown at `at`. Bounded like every quote of input:
+  /// it may name a graph or value whose name is megabytes long.
+  [[noreturn]] void relay(const Token &at, const Error &e) { error(at, excerpt(e.what(), 1000)); }
 
   void advance() {
     if (hasPeek_) {
@@ -184,10 +188,11 @@ Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
   Token nameTok = tok_;
   auto [it, fresh] = graphLines.emplace(nameTok.text, nameTok.loc.line);
   if (!fresh)
-    error(nameTok,
-          fmt::format("graph '{}' is defined twice (first at line {})", nameTok.text, it->second));
+    error(nameTok, fmt::format("graph '{}' is defined twice (first at line {})",
+                               quote(nameTok.text), it->second));
   advance();
-  expect(TokKind::LBrace, [&] { return fmt::format("'{{' after 'graph {}'", nameTok.text); });
+  expect(TokKind::LBrace,
+         [&] { return fmt::format("'{{' after 'graph {}'", quote(nameTok.text)); });
   expectLineEnd("'{'");
 
   auto g = std::make_unique<Graph>(std::string(nameTok.text));
@@ -202,13 +207,13 @@ Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
     if (tok_.kind == TokKind::Eof) {
       if (kernel >= 0)
         error(tok_, fmt::format("expected '}}' to close kernel '{}' (opened at line {})",
-                                kernelTok.text, kernelTok.loc.line));
-      error(tok_, fmt::format("expected '}}' to close graph '{}' (opened at line {})", nameTok.text,
-                              kw.loc.line));
+                                quote(kernelTok.text), kernelTok.loc.line));
+      error(tok_, fmt::format("expected '}}' to close graph '{}' (opened at line {})",
+                              quote(nameTok.text), kw.loc.line));
     }
     if (tok_.kind == TokKind::RBrace && kernel >= 0) {
       if (g->numNodes() == kernelStartNodes)
-        error(kernelTok, fmt::format("kernel '{}' is empty", kernelTok.text));
+        error(kernelTok, fmt::format("kernel '{}' is empty", quote(kernelTok.text)));
       kernel = -1;
       advance();
       expectLineEnd("'}'");
@@ -216,8 +221,8 @@ Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
     }
     if (tok_.kind == TokKind::RBrace) {
       if (!sawOutput)
-        error(tok_,
-              fmt::format("graph '{}' has no 'output' statement before its '}}'", nameTok.text));
+        error(tok_, fmt::format("graph '{}' has no 'output' statement before its '}}'",
+                                quote(nameTok.text)));
       advance();
       expectLineEnd("'}'");
       break;
@@ -225,19 +230,19 @@ Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
     if (sawOutput)
       error(tok_, fmt::format("'output' must be the last statement of graph '{}'; expected "
                               "'}}', got {}",
-                              nameTok.text, describe(tok_)));
+                              quote(nameTok.text), describe(tok_)));
     if (tok_.kind == TokKind::Name) {
       parseDefinition(*g, kernel);
     } else if (isWord("output")) {
       if (kernel >= 0)
         error(tok_, fmt::format("'output' cannot be inside kernel '{}'; close it with '}}' first",
-                                kernelTok.text));
+                                quote(kernelTok.text)));
       parseOutput(*g);
       sawOutput = true;
     } else if (isWord("kernel")) {
       if (kernel >= 0)
-        error(tok_,
-              fmt::format("kernel regions cannot be nested (inside kernel '{}')", kernelTok.text));
+        error(tok_, fmt::format("kernel regions cannot be nested (inside kernel '{}')",
+                                quote(kernelTok.text)));
       advance();
       if (tok_.kind != TokKind::Word)
         error(tok_, fmt::format("expected a kernel name after 'kernel', got {}", describe(tok_)));
@@ -245,10 +250,10 @@ Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
       auto [kit, kfresh] = kernelLines.emplace(tok_.text, tok_.loc.line);
       if (!kfresh)
         error(tok_, fmt::format("kernel '{}' is defined twice in graph '{}' (first at line {})",
-                                tok_.text, nameTok.text, kit->second));
+                                quote(tok_.text), quote(nameTok.text), kit->second));
       advance();
       expect(TokKind::LBrace,
-             [&] { return fmt::format("'{{' after 'kernel {}'", kernelTok.text); });
+             [&] { return fmt::format("'{{' after 'kernel {}'", quote(kernelTok.text)); });
       expectLineEnd("'{'");
       kernel = g->addKernel(std::string(kernelTok.text));
       kernelStartNodes = g->numNodes();
@@ -261,7 +266,7 @@ Parser::parseGraph(std::unordered_map<std::string_view, unsigned> &graphLines) {
   try {
     verify(*g);
   } catch (const Error &e) {
-    error(kw, e.what());
+    relay(kw, e);
   }
   defs_.clear();
   return g;
@@ -276,7 +281,7 @@ void Parser::parseOutput(Graph &g) {
       error(tok_, fmt::format("expected a %name in 'output', got {}", describe(tok_)));
     auto it = defs_.find(llvm::StringRef(tok_.text));
     if (it == defs_.end() || !it->second.node)
-      error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
+      error(tok_, fmt::format("use of undefined value '%{}'", quote(tok_.text)));
     g.output(it->second.node);
     advance();
     if (tok_.kind == TokKind::Comma) {
@@ -303,16 +308,17 @@ double Parser::parseLiteral(const Token &t) {
                             : std::from_chars_result{body.data(), std::errc::invalid_argument};
   if (ec == std::errc::result_out_of_range) {
     bool tiny = std::fabs(std::strtod(std::string(body).c_str(), nullptr)) < 1.0;
-    error(t, tiny ? fmt::format("literal '{}' is too small for f32 (it would round to 0)", s)
+    error(t, tiny ? fmt::format("literal '{}' is too small for f32 (it would round to 0)", quote(s))
                   : fmt::format("literal '{}' overflows f32 (largest finite value "
                                 "3.4028235e+38)",
-                                s));
+                                quote(s)));
   }
   if (ec != std::errc() || ptr != body.data() + body.size())
-    error(t, fmt::format("malformed number literal '{}'", s));
+    error(t, fmt::format("malformed number literal '{}'", quote(s)));
   // Values from here on round to infinity in f32 (half an ulp above the largest float).
   if (std::fabs(v) >= 0x1.ffffffp+127)
-    error(t, fmt::format("literal '{}' overflows f32 (largest finite value 3.4028235e+38)", s));
+    error(t,
+          fmt::format("literal '{}' overflows f32 (largest finite value 3.4028235e+38)", quote(s)));
   return negative ? -v : v;
 }
 
@@ -323,9 +329,9 @@ int64_t Parser::parseDim(const Token &t) {
   auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
   if (ec == std::errc::result_out_of_range)
     error(t, fmt::format("dimension '{}' is too large (a tensor holds at most 2^48 elements)",
-                         t.text));
+                         quote(t.text)));
   if (ec != std::errc() || ptr != t.text.data() + t.text.size())
-    error(t, fmt::format("expected a dimension (a non-negative integer), got '{}'", t.text));
+    error(t, fmt::format("expected a dimension (a non-negative integer), got '{}'", quote(t.text)));
   return v;
 }
 
@@ -337,17 +343,18 @@ void Parser::parseDefinition(Graph &g, int kernel) {
   // is built, so `%y = relu %y` reads as a use of an undefined value.
   auto [defIt, freshName] = defs_.try_emplace(llvm::StringRef(nameTok.text), Def{nullptr, 0});
   if (!freshName)
-    error(nameTok, fmt::format("redefinition of '%{}' (first defined at line {})", nameTok.text,
-                               defIt->second.line));
+    error(nameTok, fmt::format("redefinition of '%{}' (first defined at line {})",
+                               quote(nameTok.text), defIt->second.line));
   Def *def = &defIt->second; // stable: nothing is inserted until this definition ends
   advance();
-  expect(TokKind::Equal, [&] { return fmt::format("'=' after '%{}'", nameTok.text); });
+  expect(TokKind::Equal, [&] { return fmt::format("'=' after '%{}'", quote(nameTok.text)); });
   if (tok_.kind != TokKind::Word)
-    error(tok_, fmt::format("expected an op after '%{} =', got {}", nameTok.text, describe(tok_)));
+    error(tok_,
+          fmt::format("expected an op after '%{} =', got {}", quote(nameTok.text), describe(tok_)));
   Token opTok = tok_;
   std::optional<OpKind> kind = parseOpKind(opTok.text);
   if (!kind)
-    error(opTok, fmt::format("unknown op '{}'", opTok.text));
+    error(opTok, fmt::format("unknown op '{}'", quote(opTok.text)));
   advance();
 
   Node *node;
@@ -364,18 +371,19 @@ void Parser::parseDefinition(Graph &g, int kernel) {
 /// `input DTYPE[DIMS]`, after the op word.
 Node *Parser::parseInput(Graph &g, const Token &nameTok, const Token &opTok, int kernel) {
   if (kernel >= 0)
-    error(opTok, fmt::format("an input cannot be inside kernel '{}'", g.kernelNames()[kernel]));
+    error(opTok,
+          fmt::format("an input cannot be inside kernel '{}'", quote(g.kernelNames()[kernel])));
   if (tok_.kind != TokKind::Word)
     error(tok_,
           fmt::format("expected a dtype after 'input' (f32, f16 or bf16), got {}", describe(tok_)));
   Token dtTok = tok_;
   std::optional<DType> dt = parseDType(dtTok.text);
   if (!dt)
-    error(dtTok, fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", dtTok.text));
+    error(dtTok, fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", quote(dtTok.text)));
   advance();
   if (tok_.kind != TokKind::LBracket)
-    error(tok_, fmt::format("expected '[' after dtype '{}' (a scalar is {}[]), got {}", dtTok.text,
-                            dtTok.text, describe(tok_)));
+    error(tok_, fmt::format("expected '[' after dtype '{}' (a scalar is {}[]), got {}",
+                            quote(dtTok.text), quote(dtTok.text), describe(tok_)));
   Token lb = tok_;
   advance();
   Shape dims;
@@ -390,10 +398,10 @@ Node *Parser::parseInput(Graph &g, const Token &nameTok, const Token &opTok, int
   advance();
   expectLineEnd("the input's type");
   try {
-    checkShape(fmt::format("input '%{}'", nameTok.text), dims);
+    checkShape(fmt::format("input '%{}'", quote(nameTok.text)), dims);
     return g.input(std::string(nameTok.text), *dt, dims);
   } catch (const Error &e) {
-    error(lb, e.what());
+    relay(lb, e);
   }
 }
 
@@ -430,7 +438,7 @@ Node *Parser::parseOp(Graph &g, OpKind kind, const Token &opTok) {
   try {
     return g.create(kind, operands, attrs);
   } catch (const Error &e) {
-    error(opTok, e.what());
+    relay(opTok, e);
   }
 }
 
@@ -441,7 +449,7 @@ void Parser::parseOperand(llvm::SmallVectorImpl<Operand> &operands) {
       error(tok_, "expected a name after '%' (letters, digits, '_' or '.')");
     auto it = defs_.find(llvm::StringRef(tok_.text));
     if (it == defs_.end() || !it->second.node)
-      error(tok_, fmt::format("use of undefined value '%{}'", tok_.text));
+      error(tok_, fmt::format("use of undefined value '%{}'", quote(tok_.text)));
     operands.push_back(Operand(it->second.node));
   } else if (tok_.kind == TokKind::Number || isWord("inf") || isWord("nan")) {
     operands.push_back(Operand::literal(parseLiteral(tok_)));
@@ -459,13 +467,13 @@ void Parser::parseAttribute(OpKind kind, Attrs &attrs) {
   Token key = tok_;
   std::optional<Attr> attr = parseAttrName(key.text);
   if (!attr)
-    error(key, fmt::format("unknown attribute '{}' (op '{}' takes {})", key.text, opName(kind),
-                           opAttrList(kind)));
+    error(key, fmt::format("unknown attribute '{}' (op '{}' takes {})", quote(key.text),
+                           opName(kind), opAttrList(kind)));
   if (!findOpAttr(kind, *attr))
-    error(key, fmt::format("op '{}' has no attribute '{}' (it takes {})", opName(kind), key.text,
-                           opAttrList(kind)));
+    error(key, fmt::format("op '{}' has no attribute '{}' (it takes {})", opName(kind),
+                           quote(key.text), opAttrList(kind)));
   if (attrs.find(*attr))
-    error(key, fmt::format("duplicate attribute '{}'", key.text));
+    error(key, fmt::format("duplicate attribute '{}'", quote(key.text)));
   advance(); // the name
   advance(); // '='
   attrs.set(*attr, parseAttrValue(key.text, attrType(*attr)));
@@ -523,8 +531,8 @@ int64_t Parser::parseInt(std::string_view attr, AttrType type) {
                        ? std::from_chars(tok_.text.data(), tok_.text.data() + tok_.text.size(), v)
                        : std::from_chars_result{tok_.text.data(), std::errc::invalid_argument};
   if (ec == std::errc::result_out_of_range)
-    error(tok_,
-          fmt::format("integer '{}' of attribute '{}' does not fit in 64 bits", tok_.text, attr));
+    error(tok_, fmt::format("integer '{}' of attribute '{}' does not fit in 64 bits",
+                            quote(tok_.text), attr));
   if (ec != std::errc() || ptr != tok_.text.data() + tok_.text.size())
     error(tok_, fmt::format("attribute '{}' expects {}, got {}", attr, attrTypeDescription(type),
                             describe(tok_)));

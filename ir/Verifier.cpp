@@ -11,15 +11,19 @@
 
 namespace kfuse {
 
+// Names are quoted through excerpt(): a parsed graph's names are as long as its file
+// makes them, and the builder API takes any bytes.
 static std::string label(const Node *n) {
   return n->name().empty() ? fmt::format("{} (node #{})", opName(n->kind()), n->id())
-                           : fmt::format("%{} ({})", n->name(), opName(n->kind()));
+                           : fmt::format("%{} ({})", excerpt(n->name()), opName(n->kind()));
 }
 
 /// Kernel regions: contiguous runs in program order, each kernel in one run, and each run
 /// a kernel codegen can generate (ir/KernelRegion.h, the rule fusion and codegen ask too).
 static void verifyKernels(const Graph &g, const std::vector<Node *> &nodes) {
-  auto bad = [&](const std::string &what) { fail("verifier: graph '{}': {}", g.name(), what); };
+  auto bad = [&](const std::string &what) {
+    fail("verifier: graph '{}': {}", excerpt(g.name()), what);
+  };
   int numKernels = static_cast<int>(g.kernelNames().size());
   std::vector<bool> seen(numKernels, false);
   std::vector<const Node *> run;
@@ -27,8 +31,8 @@ static void verifyKernels(const Graph &g, const std::vector<Node *> &nodes) {
     if (run.empty())
       return;
     if (FusionDecision d = classifyRegion(run); !d)
-      bad(fmt::format("kernel '{}' cannot be one kernel: {}", g.kernelNames()[run[0]->kernel()],
-                      d.explain()));
+      bad(fmt::format("kernel '{}' cannot be one kernel: {}",
+                      excerpt(g.kernelNames()[run[0]->kernel()]), d.explain()));
     run.clear();
   };
   int current = -1;
@@ -41,7 +45,7 @@ static void verifyKernels(const Graph &g, const std::vector<Node *> &nodes) {
       if (k >= 0 && seen[k])
         bad(fmt::format("kernel '{}' is not contiguous in program order ({} is apart from the "
                         "rest)",
-                        g.kernelNames()[k], label(n)));
+                        excerpt(g.kernelNames()[k]), label(n)));
       if (k >= 0)
         seen[k] = true;
     }
@@ -52,11 +56,13 @@ static void verifyKernels(const Graph &g, const std::vector<Node *> &nodes) {
   checkRun();
   for (int k = 0; k < numKernels; ++k)
     if (!seen[k])
-      bad(fmt::format("kernel '{}' is empty", g.kernelNames()[k]));
+      bad(fmt::format("kernel '{}' is empty", excerpt(g.kernelNames()[k])));
 }
 
 void verify(const Graph &g) {
-  auto bad = [&](const std::string &what) { fail("verifier: graph '{}': {}", g.name(), what); };
+  auto bad = [&](const std::string &what) {
+    fail("verifier: graph '{}': {}", excerpt(g.name()), what);
+  };
   const std::vector<Node *> &nodes = g.nodes();
   // Position and use count by node id (ids are unique within a graph): flat arrays keep
   // verifying a 200,000-node graph to a few milliseconds.
@@ -94,7 +100,7 @@ void verify(const Graph &g) {
     if (&n->graph() != &g)
       bad(fmt::format("{} belongs to another graph", label(n)));
     if (!n->name().empty() && !names.insert(n->name()).second)
-      bad(fmt::format("the name %{} is defined twice", n->name()));
+      bad(fmt::format("the name %{} is defined twice", excerpt(n->name())));
     if (n->isInput()) {
       if (n->name().empty())
         bad(fmt::format("input node #{} has no name", n->id()));
@@ -134,7 +140,7 @@ void verify(const Graph &g) {
                       useCountById[n->id()]));
   for (const Node *in : g.inputs())
     if (positionOf(in) == kAbsent)
-      bad(fmt::format("input %{} is not live", in->name()));
+      bad(fmt::format("input %{} is not live", excerpt(in->name())));
   if (g.outputs().empty())
     bad("it has no outputs");
   for (const Node *o : g.outputs())

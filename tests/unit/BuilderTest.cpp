@@ -2,8 +2,10 @@
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "ir/Verifier.h"
+#include "unit/TestTiming.h"
 
 #include <catch2/catch.hpp>
+#include <ctime>
 
 using namespace kfuse;
 
@@ -182,4 +184,49 @@ TEST_CASE("redirectUses matches setOperand per use, use-list orders included", "
   }
   CHECK(ids(nb[0]->users()) == std::vector<unsigned>{nb[4]->id()});
   CHECK(nb[1]->users().size() == 4); // c1: u1 twice, u3, and the output sum
+}
+
+TEST_CASE("a graph of 10^6 inputs builds in linear time", "[graph][perf]") {
+  const int n = 1000000;
+  Graph g("wide");
+  std::clock_t start = std::clock(); // CPU time: robust against a busy machine
+  for (int i = 0; i < n; ++i)
+    g.input(fmt::format("x{}", i), f32, {4});
+  g.output(Value(g.inputs()[0]) + Value(g.inputs()[n - 1]));
+  double seconds = double(std::clock() - start) / CLOCKS_PER_SEC;
+  WARN("10^6 inputs, one op and an output: built in " << seconds << " s of CPU");
+  CHECK(seconds < 5.0 * test::kTimeSlack); // a scan per input took about half an hour
+  REQUIRE(g.inputs().size() == size_t(n));
+  // A taken name is still refused, with the message it always had, and adds nothing.
+  for (const char *taken : {"x0", "x500000", "x999999"})
+    REQUIRE_THROWS_WITH(g.input(taken, f32, {4}),
+                        fmt::format("input: an input named '{}' already exists", taken));
+  CHECK(g.inputs().size() == size_t(n));
+  CHECK(g.numNodes() == size_t(n) + 1);
+}
+
+TEST_CASE("input names stay unique through renames and clone", "[graph]") {
+  Graph g;
+  Value a = g.input("a", f32, {2});
+  a->setName("b"); // frees "a", takes "b"
+  CHECK_NOTHROW(g.input("a", f32, {2}));
+  REQUIRE_THROWS_WITH(g.input("b", f32, {2}), "input: an input named 'b' already exists");
+  g.output(a);
+  auto c = g.clone();
+  REQUIRE_THROWS_WITH(c->input("a", f32, {2}), "input: an input named 'a' already exists");
+  REQUIRE_THROWS_WITH(c->input("b", f32, {2}), "input: an input named 'b' already exists");
+  CHECK_NOTHROW(c->input("c", f32, {2}));
+  // Two inputs renamed to one name (the verifier rejects that graph): the name stays taken
+  // until neither has it.
+  Graph h;
+  Value p = h.input("p", f32, {2}), q = h.input("q", f32, {2});
+  q->setName("p");
+  p->setName("r");
+  REQUIRE_THROWS_WITH(h.input("p", f32, {2}), "input: an input named 'p' already exists");
+  q->setName("s");
+  CHECK_NOTHROW(h.input("p", f32, {2}));
+  // A non-input's name is not an input name.
+  Value y = relu(Value(h.inputs()[0]));
+  y->setName("t");
+  CHECK_NOTHROW(h.input("t", f32, {2}));
 }

@@ -8,6 +8,7 @@
 #include "ir/Verifier.h"
 #include "unit/TestTiming.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <ctime>
@@ -155,7 +156,7 @@ TEST_CASE("parse errors give file:line:col, the line and a caret", "[parser]") {
         "bad.kf:3:13: error: unknown op 'foo'\n  %abcdef = foo %x\n            ^");
   CHECK(errorOf("") == "bad.kf:1:1: error: no graph in file");
   CHECK(errorOf(std::string("graph g {\0}", 11)) ==
-        "bad.kf:1:10: error: file is not text (a NUL byte)");
+        "bad.kf:1:10: error: file is not text (a NUL byte)\ngraph g {\\x00}\n         ^");
   CHECK(errorOf("graph g {\n  %x = input f32[8]\n  %y = add %x, %x\n") ==
         "bad.kf:4:1: error: expected '}' to close graph 'g' (opened at line 1)");
   // A builder error is re-thrown at the op.
@@ -168,7 +169,7 @@ TEST_CASE("parse errors give file:line:col, the line and a caret", "[parser]") {
         "bad.kf:3:12: error: expected an operand (%name or number) or an attribute "
         "(name=value), got 'é'\n\t%y = relu é\n\t          ^");
   CHECK(errorOf("graph g {\n  # é\xff\n}\n") ==
-        "bad.kf:2:6: error: file is not text (invalid UTF-8)");
+        "bad.kf:2:6: error: file is not text (invalid UTF-8)\n  # é\\xff\n     ^");
 }
 
 TEST_CASE("errors are ParseErrors that carry their position", "[parser]") {
@@ -247,6 +248,100 @@ TEST_CASE("CRLF line ends and a byte order mark are accepted", "[parser]") {
 TEST_CASE("a value may not be used in its own definition", "[parser]") {
   CHECK(errorOf("graph g {\n  %x = input f32[2]\n  %y = add %x, %y\n  output %y\n}\n") ==
         "bad.kf:3:16: error: use of undefined value '%y'\n  %y = add %x, %y\n               ^");
+}
+
+namespace {
+/// Whether a message of an ASCII input is safe to print: printable ASCII, with '\n' between
+/// its lines and the tabs the source line had.
+bool asciiPrintable(const std::string &m) {
+  return std::all_of(m.begin(), m.end(),
+                     [](char c) { return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t'; });
+}
+} // namespace
+
+TEST_CASE("a 10 MB token or line gives a message under 2 KB that names line:col", "[parser]") {
+  const std::string big(10'000'000, 'a');
+  // An op name of 10^7 characters: quoted to its first 60, then its size.
+  std::string m =
+      errorOf("graph g {\n  %x = input f32[4]\n  %y = " + big + " %x\n  output %y\n}\n");
+  REQUIRE(m.size() < 2048); // first: a failure must not print 10 MB
+  CHECK(m == "bad.kf:3:8: error: unknown op '" + std::string(60, 'a') + "... (10000000 bytes)'\n" +
+                 "  %y = " + std::string(60, 'a') + "...\n       ^");
+  // A definition named with 10^7 characters: the error is past the name, and the line is
+  // shown as the 60 characters either side of the caret.
+  m = errorOf("graph g {\n  %" + big + " = relu\n  output %x\n}\n");
+  REQUIRE(m.size() < 2048);
+  CHECK(m == "bad.kf:2:10000007: error: 'relu' expects 1 operand, got 0\n..." +
+                 std::string(57, 'a') + " = relu\n" + std::string(63, ' ') + "^");
+  // A 10 MB line: spaces before a stray character at its end.
+  m = errorOf("graph g {\n  %x = input f32[4]\n  output %x" + std::string(10'000'000, ' ') +
+              "@\n}\n");
+  REQUIRE(m.size() < 2048);
+  CHECK(m == "bad.kf:3:10000012: error: expected end of line after the outputs, got '@'\n..." +
+                 std::string(60, ' ') + "@\n" + std::string(63, ' ') + "^");
+  // A graph name of 10^7 characters in a verifier error the parser passes on.
+  m = errorOf("graph " + big +
+              " {\n  %x = input f32[4, 4]\n  kernel k {\n    %y = matmul %x, %x\n" +
+              "    %z = matmul %y, %y\n  }\n  output %z\n}\n");
+  REQUIRE(m.size() < 2048);
+  CHECK(m.rfind("bad.kf:1:1: error: verifier: graph '" + std::string(200, 'a') +
+                    "... (10000000 bytes)': kernel 'k' cannot be one kernel",
+                0) == 0);
+}
+
+TEST_CASE("control bytes and invalid UTF-8 reach a message only as \\xNN", "[parser]") {
+  // ESC would recolour the terminal: the stray character is quoted, and the line shown,
+  // escaped; the caret counts each escape as the 4 characters it shows as.
+  std::string m = errorOf("graph g {\n  %x = input f32[4]\n  %y = relu \x01\x1b[31m %x\n}\n");
+  REQUIRE(m.size() < 2048);
+  CHECK(asciiPrintable(m));
+  CHECK(m == "bad.kf:3:13: error: expected an operand (%name or number) or an attribute "
+             "(name=value), got '\\x01'\n  %y = relu \\x01\\x1b[31m %x\n            ^");
+  // Invalid UTF-8 and NUL: the file is refused, and the line shows where.
+  m = errorOf("graph g {\n  %x = input f32[4] \x7f\xff\xfe\x01 # \xc3(\n  output %x\n}\n");
+  CHECK(asciiPrintable(m));
+  CHECK(m == "bad.kf:2:22: error: file is not text (invalid UTF-8)\n"
+             "  %x = input f32[4] \\x7f\\xff\\xfe\\x01 # \\xc3(\n"
+             "                        ^");
+  m = errorOf(std::string("graph g {\n  %x = input f32[4]") + '\0' + "\x1b]0;pwned\x07\n}\n");
+  CHECK(asciiPrintable(m));
+  CHECK(m == "bad.kf:2:20: error: file is not text (a NUL byte)\n"
+             "  %x = input f32[4]\\x00\\x1b]0;pwned\\x07\n"
+             "                   ^");
+  // A 10 MB line of control bytes stays short too: the window shows 60 of them, escaped.
+  m = errorOf("graph g {\n  %x = input f32[4]\n  %y = relu " + std::string(10'000'000, '\x01') +
+              "\n}\n");
+  REQUIRE(m.size() < 2048);
+  CHECK(asciiPrintable(m));
+  CHECK(m.rfind("bad.kf:3:13: error: expected an operand (%name or number) or an attribute "
+                "(name=value), got '\\x01'\n",
+                0) == 0);
+}
+
+TEST_CASE("excerpt and excerptLine bound and escape the input they quote", "[parser][excerpt]") {
+  CHECK(excerpt("abc") == "abc");
+  CHECK(excerpt(std::string(300, 'a')) == std::string(200, 'a') + "... (300 bytes)");
+  CHECK(excerpt("\xc3\xa9\xc3\xa9", 1) == "\xc3\xa9... (4 bytes)"); // cut between characters
+  CHECK(excerpt("a\tb\x1b\x7f") == "a\\x09b\\x1b\\x7f");
+  CHECK(excerpt(std::string("\0", 1)) == "\\x00");
+  CHECK(excerpt("\xff\xc3(") == "\\xff\\xc3(");                     // not UTF-8
+  CHECK(excerpt("\xed\xa0\x80") == "\\xed\\xa0\\x80");              // a surrogate
+  CHECK(excerpt("\xc2\x9b") == "\\xc2\\x9b");                       // C1 control CSI, valid UTF-8
+  CHECK(excerpt("\xc2\xa0\xe4\xb8\xad") == "\xc2\xa0\xe4\xb8\xad"); // printable UTF-8 stays
+  CHECK(excerpt(std::string(10'000'000, '\x01'), 60) == [] {
+    std::string e;
+    for (int i = 0; i < 60; ++i)
+      e += "\\x01";
+    return e + "... (10000000 bytes)";
+  }());
+  // Lines keep their tabs, repeated in the caret line; a long line is a window.
+  CHECK(excerptLine("\tab", 1) == "\tab\n\t^");
+  CHECK(excerptLine("x\x1by", 2) == "x\\x1by\n     ^");
+  CHECK(excerptLine("ab", 2) == "ab\n  ^");
+  std::string line = std::string(100, 'a') + "X" + std::string(100, 'b');
+  CHECK(excerptLine(line, 100, 5) == "...aaaaaXbbbb...\n        ^");
+  CHECK(excerptLine(std::string(1000, '\x80'), 500, 2) ==
+        "...\\x80\\x80\\x80\\x80...\n           ^");
 }
 
 TEST_CASE("any truncation or byte damage gives a ParseError, never a crash", "[parser][robust]") {
