@@ -30,12 +30,21 @@ double Target::peakFlops(DType t, bool tf32) const {
 }
 
 std::vector<Target> builtinTargets() {
-  Target h100, h200;
-  h100.name = "h100";
+  Target h200; // the defaults: measured on the H200
+  Target h100 = h200;
+  h100.name = "h100"; // H100 SXM's data sheet: 3.35 TB/s, 989 TFLOP/s dense bf16
   h100.bytesPerSecond = 3.35e12;
-  h100.flopsPerSecond = 1979e12;
-  h100.kernelSeconds = 0;
-  return {h100, h200};
+  h100.flopsPerSecond = 989e12;
+  h100.kernelSeconds = 0; // not measured
+  Target a100 = targetFor(80, 108);
+  a100.name = "a100"; // A100 SXM 80 GB's data sheet: 2.04 TB/s, 312 TFLOP/s dense bf16
+  a100.bytesPerSecond = 2.04e12;
+  a100.flopsPerSecond = 312e12;
+  a100.kernelSeconds = 0;
+  Target seed = h100;
+  seed.name = "seed"; // the worked numbers kfuse started from: 3.35 TB/s and 1979 TFLOP/s
+  seed.flopsPerSecond = 1979e12;
+  return {h200, h100, a100, seed};
 }
 
 static bool parsePositive(std::string_view s, double &out) {
@@ -49,7 +58,7 @@ Target parseTarget(std::string_view spec) {
   for (const Target &t : builtinTargets())
     if (spec == t.name)
       return t;
-  // NAME:BW:TF or NAME:BW:TF:FIXED_us; every number positive (the fixed cost may be 0).
+  // NAME:BW:TF[:FIXED_us[:SMS]]; every number positive (the fixed cost may be 0).
   std::vector<std::string_view> f;
   for (size_t at = 0;;) {
     size_t c = spec.find(':', at);
@@ -58,18 +67,20 @@ Target parseTarget(std::string_view spec) {
       break;
     at = c + 1;
   }
-  double bw = 0, tf = 0, fixedUs = 0;
-  if ((f.size() != 3 && f.size() != 4) || f[0].empty() || !parsePositive(f[1], bw) ||
+  double bw = 0, tf = 0, fixedUs = 0, sms = 132;
+  if (f.size() < 3 || f.size() > 5 || f[0].empty() || !parsePositive(f[1], bw) ||
       !parsePositive(f[2], tf) ||
-      (f.size() == 4 && f[3] != "0" && !parsePositive(f[3], fixedUs)))
-    fail("unknown device '{}'; use h100, h200 or NAME:BW_TBps:TFLOPs[:FIXED_us] (e.g. "
-         "a100:2.0:312)",
+      (f.size() >= 4 && f[3] != "0" && !parsePositive(f[3], fixedUs)) ||
+      (f.size() == 5 && (!parsePositive(f[4], sms) || sms != std::floor(sms) || sms > 4096)))
+    fail("unknown device '{}'; use h200, h100, a100, seed or "
+         "NAME:BW_TBps:TFLOPs[:FIXED_us[:SMS]] (e.g. l40s:0.864:362:4:142)",
          spec);
   Target t;
   t.name = std::string(f[0]);
   t.bytesPerSecond = bw * 1e12;
   t.flopsPerSecond = tf * 1e12;
   t.kernelSeconds = fixedUs * 1e-6;
+  t.smCount = static_cast<unsigned>(sms);
   return t;
 }
 

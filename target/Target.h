@@ -4,12 +4,15 @@
 /// memory; the traffic model and the kernel estimates read its bandwidth, FLOP rates and
 /// fixed cost per kernel. User policy (TF32, tuning) is not here: compiler::CompileOptions.
 ///
-/// Built in: h200 (the default: 4.19 TB/s measured copy bandwidth, 790 TFLOP/s dense
-/// 16-bit, 4 us per kernel: the device copy's time over 134 MB - 2.15 GB moved, 37.1 / 130
-/// / 506 us measured on the H200 on 2026-12-03, is bytes / 4.19 TB/s + 4 us within 3%) and
-/// h100 (3.35 TB/s, 1979 TFLOP/s: the seed's numbers, ridge 591 FLOP/byte; fixed cost not
-/// measured, 0). Any other device is written `NAME:BW_TBps:TFLOPs[:FIXED_us]`, e.g.
-/// `a100:2.0:312:5` (sm_90, 132 SMs unless --arch or the GPU itself says otherwise).
+/// Built in: h200 (the default everywhere: 4.19 TB/s measured copy bandwidth, 790 TFLOP/s
+/// dense 16-bit, 4 us per kernel: the device copy's time over 134 MB - 2.15 GB moved,
+/// 37.1 / 130 / 506 us measured on the H200 on 2026-12-03, is bytes / 4.19 TB/s + 4 us
+/// within 3%; sm_90a, 132 SMs), h100 (the H100 SXM's data sheet: 3.35 TB/s, 989 TFLOP/s
+/// dense bf16, sm_90a, 132 SMs; fixed cost not measured, 0), a100 (the A100 SXM 80 GB's:
+/// 2.04 TB/s, 312 TFLOP/s, sm_80, 108 SMs) and seed (the worked numbers kfuse started
+/// from: 3.35 TB/s and 1979 TFLOP/s, ridge 591 FLOP/byte, no fixed cost). Any other device
+/// is written `NAME:BW_TBps:TFLOPs[:FIXED_us[:SMS]]`, e.g. `l40s:0.864:362:4:142` (sm_90a
+/// and 132 SMs unless given; --arch or the GPU itself set the architecture).
 #include "ir/DType.h"
 
 #include <algorithm>
@@ -55,8 +58,8 @@ struct Target {
   }
 };
 
-/// "h100", "h200" or "NAME:BW_TBps:TFLOPs[:FIXED_us]"; throws kfuse::Error naming the
-/// accepted forms. The architecture is the default's (sm_90a, 132 SMs).
+/// A built-in name or "NAME:BW_TBps:TFLOPs[:FIXED_us[:SMS]]"; throws kfuse::Error naming
+/// the accepted forms.
 Target parseTarget(std::string_view spec);
 std::vector<Target> builtinTargets();
 

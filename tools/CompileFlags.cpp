@@ -13,7 +13,8 @@ namespace kfuse::tool {
 void declareCompileFlags(CliArgs &cli, unsigned which, const std::string &defaultDevice) {
   if (which & kArchFlag)
     cli.option("--arch", "ARCH",
-               "target architecture (default sm_90a: the H100/H200's own wgmma; sm_90 portable)");
+               "target architecture (default: the device's, sm_90a on h200 and h100: their own "
+               "wgmma; sm_90 portable)");
   if (which & kTf32Flag)
     cli.flag("--tf32", "f32 matmuls on tensor cores, inputs rounded to TF32 (default: exact f32)");
   if (which & kNoFusionFlag)
@@ -27,9 +28,10 @@ void declareCompileFlags(CliArgs &cli, unsigned which, const std::string &defaul
     cli.option("--jobs", "N", "compile kernels on N threads (default: one per core)", {"-j"});
   if (which & kDeviceFlag)
     cli.option("--device", "DEVICE",
-               fmt::format("device model of the expected times: h100 (3.35 TB/s, 1979 TFLOP/s), "
-                           "h200 (4.19 TB/s, 790 TFLOP/s, 4 us per kernel), or "
-                           "NAME:BW_TBps:TFLOPs[:FIXED_us] (default {})",
+               fmt::format("device model: h200 (4.19 TB/s, 790 TFLOP/s, 4 us per kernel), "
+                           "h100 (3.35 TB/s, 989 TFLOP/s), a100 (2.04 TB/s, 312 TFLOP/s, "
+                           "sm_80), seed (3.35 TB/s, 1979 TFLOP/s: the seed's numbers), or "
+                           "NAME:BW_TBps:TFLOPs[:FIXED_us[:SMS]] (default {})",
                            defaultDevice));
 }
 
@@ -41,14 +43,15 @@ std::optional<int> readCompileFlags(const CliArgs &cli, unsigned which,
     if (which & kDeviceFlag)
       o.target = parseTarget(cli.value("--device", defaultDevice));
     if (which & kArchFlag) {
-      std::string arch = cli.value("--arch", "sm_90a");
-      o.target = withArch(std::move(o.target), arch);
+      // Without --arch: the device's own (sm_90a on h200 and h100, sm_80 on a100).
+      if (cli.has("--arch"))
+        o.target = withArch(std::move(o.target), cli.value("--arch"));
       // Also for report, which never runs NVRTC: an arch it cannot compile for is no target.
       std::vector<int> known = compiler::nvrtcSupportedArchs();
       if (!known.empty() &&
           std::find(known.begin(), known.end(), static_cast<int>(o.target.sm)) == known.end())
-        fail("--arch {}: NVRTC {} compiles for sm_{}", arch, compiler::nvrtcVersionString(),
-             fmt::join(known, ", sm_"));
+        fail("--arch {}: NVRTC {} compiles for sm_{}", compileArch(o.target),
+             compiler::nvrtcVersionString(), fmt::join(known, ", sm_"));
     }
   } catch (const Error &e) {
     return cli.badArgs(e.what());

@@ -125,13 +125,13 @@ int dotMain(const std::vector<std::string> &args) {
              {"--output"});
   cli.option("--svg", "FILE", "render the picture to FILE with Graphviz ('dot -Tsvg')");
   cli.option("--device", "DEVICE",
-             "the device of the predicted times: h100 (the default), h200, or "
-             "NAME:BW_TBps:TFLOPs");
+             "the device of the predicted times: h200 (the default), h100, a100, seed, or "
+             "NAME:BW_TBps:TFLOPs[:FIXED_us[:SMS]]");
   if (auto rc = cli.parse(args))
     return *rc;
   Target d;
   try {
-    d = parseTarget(cli.value("--device", "h100"));
+    d = parseTarget(cli.value("--device", "h200"));
   } catch (const Error &e) { // a bad option value: exit 2, like every command's
     return cli.badArgs(e.what());
   }

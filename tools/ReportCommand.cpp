@@ -96,12 +96,12 @@ int reportMain(const std::vector<std::string> &args) {
               "Predicts the memory traffic and time of each graph of FILE.kf before fusion "
               "(every op its own kernel) and after the -O2 pipeline (simplify, cse, dce, fuse).");
   unsigned flags = kArchFlag | kTf32Flag | kDumpFlag | kDeviceFlag;
-  declareCompileFlags(cli, flags, "h100");
+  declareCompileFlags(cli, flags, "h200");
   cli.flag("--json", "print one JSON object per graph instead of the table");
   if (auto rc = cli.parse(args))
     return *rc;
   compiler::CompileOptions o;
-  if (auto rc = readCompileFlags(cli, flags, o, "h100"))
+  if (auto rc = readCompileFlags(cli, flags, o, "h200"))
     return *rc;
   o.until = compiler::Stage::Source; // the report is the model's, no NVRTC
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).

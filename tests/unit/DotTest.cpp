@@ -87,7 +87,7 @@ static std::unique_ptr<Graph> awkwardGraph() {
 
 TEST_CASE("graphToDot escapes every user name and stays well formed", "[dot]") {
   auto g = awkwardGraph();
-  std::string dot = graphToDot(*g, parseTarget("h100"));
+  std::string dot = graphToDot(*g, parseTarget("seed"));
   checkWellFormed(dot);
   CHECK(contains(dot, "digraph \"g \\\"quoted\\\" \\\\ back\\nslash\" {"));
   CHECK(contains(dot, "[label=\"input %x\\\"}; n0 -> n1 [\\nf32[4]\", shape=invhouse];"));
@@ -119,7 +119,7 @@ TEST_CASE("graphToDot escapes every user name and stays well formed", "[dot]") {
 }
 
 TEST_CASE("graphToDot: the same graph gives the same text", "[dot]") {
-  Target d = parseTarget("h100");
+  Target d = parseTarget("seed");
   auto g = awkwardGraph();
   std::string once = graphToDot(*g, d);
   CHECK(graphToDot(*g, d) == once);
@@ -190,7 +190,7 @@ static Picture readPicture(const std::string &dot) {
 }
 
 TEST_CASE("random graphs: clusters and edge bytes agree with the traffic model", "[dot][random]") {
-  Target d = parseTarget("h100");
+  Target d = parseTarget("seed");
   for (uint64_t seed = 0; seed < 300; ++seed) {
     for (bool fused : {false, true}) {
       INFO("seed " << seed << (fused ? " fused" : " as written"));

@@ -14,7 +14,7 @@ using namespace kfuse;
 
 TEST_CASE("random graphs: the -O2 pipeline keeps graphs valid and kernels lawful",
           "[fusion][random]") {
-  Target d = parseTarget("h100");
+  Target d = parseTarget("seed");
   for (uint64_t seed = 0; seed < 1500; ++seed) {
     INFO("seed " << seed);
     auto g = test::randomGraph(seed);

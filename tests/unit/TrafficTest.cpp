@@ -17,7 +17,7 @@ TEST_CASE("seed: x*2*3 on 1e9 f32 moves 16 GB unfused, 8 GB fused", "[traffic]")
   Graph g("seed_mul");
   auto x = g.input("x", f32, {1000000000});
   g.output(x * 2.0 * 3.0);
-  TrafficReport r = buildReport(g, parseTarget("h100"));
+  TrafficReport r = buildReport(g, parseTarget("seed"));
   CHECK(r.unfused.bytes() == 16000000000);
   CHECK(r.fused.bytes() == 8000000000);
   CHECK(r.unfused.launches() == 2);
@@ -45,7 +45,7 @@ TEST_CASE("seed: matmul + bias + relu moves 5O on the result unfused, O fused", 
   auto w = g.input("w", bf16, {N, K});
   auto b = g.input("b", bf16, {N});
   g.output(relu(matmul(x, w, {.transB = true}) + b));
-  TrafficReport r = buildReport(g, parseTarget("h100"));
+  TrafficReport r = buildReport(g, parseTarget("seed"));
   const int64_t O = M * N * 2, operands = (M * K + N * K + N) * 2;
   CHECK(r.unfused.bytes() - operands == 5 * O);
   CHECK(r.fused.bytes() - operands == O);
@@ -59,7 +59,7 @@ TEST_CASE("seed: a 4096^3 GEMM is 137.4 GFLOP, 0.07 ms at 1979 TFLOP/s", "[traff
   auto a = g.input("a", bf16, {4096, 4096});
   auto b = g.input("b", bf16, {4096, 4096});
   g.output(matmul(a, b));
-  TrafficReport r = buildReport(g, parseTarget("h100"));
+  TrafficReport r = buildReport(g, parseTarget("seed"));
   REQUIRE(r.fused.kernels.size() == 1);
   const KernelTraffic &k = r.fused.kernels[0];
   CHECK(k.flops == Approx(137.4e9).epsilon(1e-3));
@@ -75,13 +75,13 @@ TEST_CASE("seed: decode GEMM M=1 N=K=4096 is memory-bound at ~1 FLOP/B", "[traff
   auto x = g.input("x", bf16, {1, 4096});
   auto w = g.input("w", bf16, {4096, 4096});
   g.output(matmul(x, w, {.transB = true}));
-  Target h100 = parseTarget("h100");
-  TrafficReport r = buildReport(g, h100);
+  Target seed = parseTarget("seed");
+  TrafficReport r = buildReport(g, seed);
   const KernelTraffic &k = r.fused.kernels.at(0);
   CHECK(k.flops == Approx(33.55e6).epsilon(1e-3));
   CHECK(w->type().numElements() == 16777216);
   CHECK(k.intensity() == Approx(1.0).epsilon(1e-2));
-  CHECK(h100.ridge() == Approx(591).epsilon(1e-3));
+  CHECK(seed.ridge() == Approx(591).epsilon(1e-3));
   CHECK(!k.computeBound);
   CHECK(contains(formatReport(r), "memory"));
   verify(*r.fusedGraph);
@@ -114,12 +114,21 @@ TEST_CASE("the target model: one value with architecture, shared memory and a FL
   CHECK(mm(DType::BF16) == Approx(flops / 790e12));
 }
 
-TEST_CASE("devices: h100, h200 and NAME:BW:TFLOPs[:FIXED_us]", "[traffic]") {
+TEST_CASE("devices: h200, h100, a100, seed and NAME:BW:TFLOPs[:FIXED_us[:SMS]]", "[traffic]") {
+  // Dense 16-bit rates of the data sheets, and the SMs and architecture of each.
+  CHECK(parseTarget("h100").flopsPerSecond == 989e12);
+  CHECK(parseTarget("h100").smCount == 132);
+  CHECK(parseTarget("a100").sm == 80);
+  CHECK(parseTarget("a100").smCount == 108);
+  CHECK(compileArch(parseTarget("a100")) == "sm_80");
+  CHECK(parseTarget("seed").flopsPerSecond == 1979e12);
+  CHECK(parseTarget("l40s:0.864:362:4:142").smCount == 142);
+  CHECK(parseTarget("x:1:1").smCount == 132);
   Target h200 = parseTarget("h200");
   CHECK(h200.bytesPerSecond == 4.19e12);
   CHECK(h200.flopsPerSecond == 790e12);
   CHECK(h200.kernelSeconds == 4e-6);
-  CHECK(parseTarget("h100").kernelSeconds == 0); // not measured: the seed's roofline only
+  CHECK(parseTarget("seed").kernelSeconds == 0); // not measured: the seed's roofline only
   Target u = parseTarget("a100:2.0:312");
   CHECK(u.name == "a100");
   CHECK(u.bytesPerSecond == 2.0e12);
@@ -128,9 +137,9 @@ TEST_CASE("devices: h100, h200 and NAME:BW:TFLOPs[:FIXED_us]", "[traffic]") {
   CHECK(parseTarget("a100:2.0:312:5").kernelSeconds == Approx(5e-6));
   CHECK(parseTarget("a100:2.0:312:0").kernelSeconds == 0);
   CHECK(parseTarget("a100:2.0:312:0.5").kernelSeconds == Approx(0.5e-6));
-  REQUIRE_THROWS_WITH(parseTarget("b300"), Catch::Contains("NAME:BW_TBps:TFLOPs[:FIXED_us]"));
-  for (const char *bad : {"x:0:1", "x:1:", "x:1:1:", "x:1:1:-2", "x:1:1:abc", "x:1:1:2:3", ":1:1",
-                          "x:1:1:inf", "x:1:1:nan"}) {
+  REQUIRE_THROWS_WITH(parseTarget("b300"), Catch::Contains("NAME:BW_TBps:TFLOPs[:FIXED_us[:SMS]]"));
+  for (const char *bad : {"x:0:1", "x:1:", "x:1:1:", "x:1:1:-2", "x:1:1:abc", "x:1:1:2:3.5",
+                          "x:1:1:2:0", "x:1:1:2:3:4", ":1:1", "x:1:1:inf", "x:1:1:nan"}) {
     INFO(bad);
     REQUIRE_THROWS_AS(parseTarget(bad), Error);
   }
@@ -144,7 +153,7 @@ TEST_CASE("a broadcast operand counts its own size; fused kernels read externals
   auto y = x + b;
   auto z = y * x;
   g.output(z);
-  Target d = parseTarget("h100");
+  Target d = parseTarget("seed");
   TrafficPlan u = unfusedTraffic(g, d);
   CHECK(u.kernels[0].bytesRead == 4000 + 40);
   CHECK(u.kernels[1].bytesRead == 8000);
