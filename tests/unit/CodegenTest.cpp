@@ -142,6 +142,23 @@ TEST_CASE("NaN-aware max/min/relu and literal spelling", "[codegen]") {
   CHECK(src.find("(a != a || b != b) ? kf_nan()") != std::string::npos);
 }
 
+TEST_CASE("pow by a small integer literal is multiplies; any other exponent is powf", "[codegen]") {
+  Graph g("pows");
+  Value x = g.input("x", f32, {7});
+  Value y = g.input("y", f32, {7});
+  g.output(pow(x, 3.0) + pow(x, 2.0) + pow(x, 4.0) + pow(x, -1.0) + pow(x, 1.0) + pow(x, 0.0));
+  g.output(pow(x, 0.5) + pow(x, y));
+  std::string src = emitProgram(buildKernelSpecs(g));
+  CHECK(src.find("(t0 * t0 * t0)") != std::string::npos);
+  CHECK(src.find("(t0 * t0)") != std::string::npos);
+  CHECK(src.find("((t0 * t0) * (t0 * t0))") != std::string::npos);
+  CHECK(src.find("(1.0f / t0)") != std::string::npos);
+  // 0.5 stays powf: sqrtf(-0) is -0 and sqrtf(-inf) NaN where pow gives +0 and +inf.
+  CHECK(src.find("powf(t0, 0.5f)") != std::string::npos);
+  CHECK(src.find("powf(t0, t1)") != std::string::npos);
+  CHECK(src.find("powf(t0, 3") == std::string::npos);
+}
+
 TEST_CASE("NVRTC compiles every kernel of a program to an sm_90 cubin without a GPU", "[nvrtc]") {
   auto g = geluGraph(65536, 4096, true);
   std::string src = emitProgram(buildKernelSpecs(*g));
