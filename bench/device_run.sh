@@ -8,6 +8,10 @@
 #   bench/device_run.sh compile cold (empty kernel cache) and warm compile times of every
 #                               example and bench graph, kernels on all cores and on one
 #                               (`kfuse compile`'s own timing: NVRTC wall, per kernel)
+#   bench/device_run.sh landing the checks a landing needs in one call: the GPU suite (as
+#                               `tests`, SUITE_TIMEOUT default 360 s), the compile times
+#                               (as `compile`), then `kfuse run --bench` on the mlp example
+#                               and the Llama-3-8B blocks (fused vs unfused, predicted)
 #   bench/device_run.sh bench   issue 5's cases: `kfuse report` then `kfuse run --bench`
 #                               (one CUDA graph, predicted vs measured) for each graph of
 #                               the table below, GemmBench (kfuse vs cuBLAS/cuBLASLt, per
@@ -74,5 +78,19 @@ case "${1:-}" in
     } >"$out/compile-times.txt" 2>&1
     cat "$out/compile-times.txt"
     exit $rc ;;
-  *) echo "usage: bench/device_run.sh tests|compile|bench" >&2; exit 2 ;;
+  landing)
+    rc=0
+    SUITE_TIMEOUT=${SUITE_TIMEOUT:-360} "$0" tests >/dev/null 2>&1 || rc=1
+    "$0" compile >/dev/null 2>&1 || rc=1
+    {
+      for g in examples/graphs/mlp.kf bench/graphs/llama3_8b_ffn_t16.kf bench/graphs/llama3_8b_ffn_t2048.kf; do
+        echo "=== $g"
+        $bin/kfuse run "$g" --bench --reps 50 || rc=1
+      done
+    } >"$out/run-bench.txt" 2>&1
+    tail -n 40 "$out/gpu-suite.txt"
+    grep -h "^cold\|^warm" "$out/compile-times.txt" | grep -v "jobs=1" | cut -c1-220
+    grep -h "^===\|program\|device copy\|fused\|measured" "$out/run-bench.txt"
+    exit $rc ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench|landing" >&2; exit 2 ;;
 esac
