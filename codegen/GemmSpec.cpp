@@ -283,6 +283,13 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32) {
   s.batchShape.assign(so.begin(), so.end() - 2);
   s.strideA = batchStrides(a->shape(), s.batchShape);
   s.strideB = batchStrides(b->shape(), s.batchShape);
+  // The kernels hold M, N and K (and tile coordinates) in 32-bit ints: refuse what they
+  // cannot index here, naming the matmul, instead of failing inside NVRTC.
+  for (auto [dim, v] : {std::pair<const char *, int64_t>{"M", s.M}, {"N", s.N}, {"K", s.K}})
+    if (v >= (int64_t(1) << 31))
+      fail("matmul '{}' ({} x {}): {} = {} is 2^31 or more; the GEMM kernels index M, N and K "
+           "with 32-bit integers",
+           nodeLabel(mm), a->type().str(), b->type().str(), dim, v);
   // Generated kernels index C, A and B with 64-bit offsets: keep every product of sizes
   // well inside int64 (a fuzzed [2^48, K] x [K, 2^48] overflowed M * N).
   if (double(s.M) * double(s.N) * std::max(1.0, double(s.batch())) > 0x1p48 ||

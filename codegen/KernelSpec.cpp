@@ -211,6 +211,23 @@ void addElementwise(KernelSpec &k, const Node *n, llvm::DenseMap<const Node *, u
   k.ops.push_back(std::move(op));
 }
 
+/// bf16 loads, stores and conversions need sm_80 (PTX's .bf16 types): a kernel that touches
+/// bf16 on an older target is refused here, naming the op, rather than inside NVRTC.
+void requireBf16Arch(const KernelSpec &k, const Target &target) {
+  if (target.sm >= 80)
+    return;
+  auto refuse = [&](const std::string &what) {
+    fail("kernel '{}': {} is bf16, which needs sm_80 or newer; the target is sm_{} (--arch)",
+         k.name, what, target.sm);
+  };
+  for (const SpecOp &op : k.ops)
+    if (op.dtype == DType::BF16)
+      refuse(fmt::format("'{}'", op.text));
+  for (const SpecTensor &t : k.inputs)
+    if (t.type.dtype == DType::BF16)
+      refuse(fmt::format("input {}", t.name));
+}
+
 KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned index,
                      const Target &target, const GemmTuning *tuning, bool allowTf32,
                      const NodePrinter &print) {
@@ -239,6 +256,7 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
     if (leaves)
       k.outputs.push_back({makeTensor(n, k.iterShape, print), opIndex[n]});
   }
+  requireBf16Arch(k, target);
   return k;
 }
 

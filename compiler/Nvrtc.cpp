@@ -60,8 +60,7 @@ CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch,
       std::ofstream out(file);
       out << source;
       out.close();
-      if (out)
-        path = file;
+      path = out ? file : "not saved: cannot write '" + file + "'";
     }
     std::string joined;
     for (const std::string &o : opts)

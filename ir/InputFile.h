@@ -38,4 +38,14 @@ private:
   std::string error_;
 };
 
+/// The whole text of a .kf module a user named: a regular file of at most `maxBytes`
+/// (refused by its size before it is read), or a pipe or FIFO (`/dev/stdin`, `<(cmd)`)
+/// read as a stream (readModuleStream). A folder, a device such as /dev/zero or a socket is
+/// refused without a read. Throws kfuse::Error naming `path`.
+std::string readModuleText(const std::string &path, uint64_t maxBytes);
+/// An open stream (stdin, a pipe) read up to its end, or through its first NUL byte: .kf
+/// text holds none, so the parser's error is the one the whole input would give, and an
+/// endless stream of zeros stops at once. More than `maxBytes` is a kfuse::Error.
+std::string readModuleStream(int fd, const std::string &name, uint64_t maxBytes);
+
 } // namespace kfuse

@@ -280,17 +280,21 @@ std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs) {
   return interpret(g, inputs, {});
 }
 
-std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs,
-                              llvm::ArrayRef<unsigned> stored) {
-  const std::vector<Node *> &nodes = g.nodes();
-  unsigned maxId = 0;
-  for (const Node *n : nodes) {
-    maxId = std::max(maxId, n->id());
+void checkInterpretable(const Graph &g) {
+  for (const Node *n : g.nodes())
     if (n->type().numElements() > kMaxInterpretElements)
       fail("interpreter: {} is {} ({} elements); the reference interpreter is for test-sized "
            "graphs (at most 2^28 elements per tensor)",
            nodeLabel(n), n->type().str(), n->type().numElements());
-  }
+}
+
+std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs,
+                              llvm::ArrayRef<unsigned> stored) {
+  const std::vector<Node *> &nodes = g.nodes();
+  checkInterpretable(g);
+  unsigned maxId = 0;
+  for (const Node *n : nodes)
+    maxId = std::max(maxId, n->id());
 
   llvm::ArrayRef<Node *> graphInputs = g.inputs();
   if (inputs.size() != graphInputs.size())

@@ -21,6 +21,11 @@ namespace kfuse {
 /// Bigger graphs (seed_mul has 1e9 elements) are refused with a kfuse::Error.
 inline constexpr int64_t kMaxInterpretElements = int64_t(1) << 28;
 
+/// Throws the interpreter's kfuse::Error when a tensor of `g` is over
+/// kMaxInterpretElements; callers check it before they build inputs (`kfuse run --cpu`
+/// would otherwise allocate the float64 inputs first). interpret() checks it too.
+void checkInterpretable(const Graph &g);
+
 /// Evaluates `g` on `inputs`, bound in declaration order; each input's shape and dtype must
 /// equal the graph input's, else kfuse::Error naming the input. Returns one tensor per graph
 /// output, in order. Works without recursion on graphs of any length and frees each

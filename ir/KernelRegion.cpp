@@ -37,6 +37,9 @@ RegionSummary join(const RegionSummary &a, const RegionSummary &b) {
 
 FusionDecision classifyRegion(llvm::ArrayRef<const Node *> nodes, RegionSummary *out) {
   RegionSummary r;
+  if (nodes.size() > kMaxRegionOps)
+    return FusionDecision::forbid(fmt::format(
+        "the kernel holds {} ops, more than the {} one kernel may hold", nodes.size(), kMaxRegionOps));
   for (const Node *n : nodes) {
     if (n->kind() == OpKind::MatMul) {
       if (r.anchor)

@@ -15,6 +15,20 @@
 
 namespace kfuse {
 
+/// The most ops one kernel holds: fusion stops growing a region there, so a 10^5-op chain
+/// becomes several kernels whose compile time, registers and source stay bounded. The
+/// verifier and codegen refuse larger regions.
+inline constexpr size_t kMaxRegionOps = 2000;
+/// The most tensors one kernel takes as parameters (its distinct inputs and its outputs).
+/// A pointer takes 8 bytes and a GEMM's two TMA tensor maps 128 each
+/// (codegen/KernelEmitter.cpp): 256 tensors are at most 2304 bytes, under CUDA's 4 KB of
+/// kernel parameters before 12.1 as well as its 32764 bytes since (about 4,090 pointers
+/// overflowed it). The cap is that low for compile time: NVRTC's time grows with the square
+/// of a kernel's parameters as codegen writes them (250 outputs 0.4 s, 1000 outputs 5.4 s,
+/// 2000 outputs 20 s), so 10^4 outputs compile in seconds as 40 kernels, not in minutes as
+/// 5. Fusion keeps every region under it (passes/RegionBudget.h).
+inline constexpr size_t kMaxRegionTensors = 256;
+
 /// The kinds of generated kernel (codegen::KernelKind mirrors them).
 enum class RegionKind : uint8_t {
   Pointwise, ///< elementwise ops over one iteration shape

@@ -1,5 +1,6 @@
 #include "ir/Parser.h"
 
+#include "ir/InputFile.h"
 #include "ir/Lexer.h"
 #include "ir/Verifier.h"
 
@@ -105,6 +106,8 @@ private:
       size_t nl = text_.rfind('\n', offset - 1);
       lineStart = nl == std::string_view::npos ? 0 : nl + 1;
     }
+    if (lineStart == 0 && offset >= 3 && text_.substr(0, 3) == "\xEF\xBB\xBF")
+      lineStart = 3; // line 1 starts after a byte order mark, as the lexer reads it
     unsigned line =
         1 + static_cast<unsigned>(std::count(text_.begin(), text_.begin() + lineStart, '\n'));
     size_t lineEnd = text_.find('\n', lineStart);
@@ -546,20 +549,9 @@ std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text, std::stri
 }
 
 std::vector<std::unique_ptr<Graph>> parseFile(const std::string &path) {
-  std::FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    fail("cannot open '{}': {}", path, std::strerror(errno));
-  std::string text;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0)
-    text.append(buf, got);
-  bool bad = std::ferror(f);
-  int err = errno;
-  std::fclose(f);
-  if (bad)
-    fail("cannot read '{}': {}", path, std::strerror(err));
-  return parseModule(text, path);
+  // Without blocking on open; a regular file's size checked before a byte is read; a device
+  // such as /dev/zero refused (ir/InputFile.h).
+  return parseModule(readModuleText(path, kMaxModuleBytes), path);
 }
 
 AttrValue parseAttrValue(std::string_view text, AttrType type, std::string_view name) {

@@ -31,8 +31,12 @@ public:
 /// Parses every `graph NAME { ... }` in the text; throws kfuse::Error whose what() is
 /// "FILE:LINE:COL: error: MESSAGE\n<the source line>\n<spaces>^" and verifies each graph.
 std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text, std::string_view filename);
+/// The largest .kf file parseFile reads (and stdin may hold): 1 GiB.
+inline constexpr uint64_t kMaxModuleBytes = uint64_t(1) << 30;
 /// Reads the file and parses it; a missing or unreadable file is a kfuse::Error (not a
-/// ParseError): "cannot open 'F': REASON".
+/// ParseError): "cannot open 'F': REASON". Only a regular file, a pipe or a FIFO is read
+/// (ir/InputFile.h, readModuleText): a device such as /dev/zero is refused, and a file over
+/// kMaxModuleBytes is refused before it is read.
 std::vector<std::unique_ptr<Graph>> parseFile(const std::string &path);
 /// The whole text as one attribute value of `type`, as it is written after `name=` in a .kf
 /// file ("true", "-2", "[-1, 0]", "bf16"); `name` is the attribute errors name. The inverse

@@ -5,6 +5,7 @@
 #include "passes/Fusion.h"
 
 #include "ir/KernelRegion.h"
+#include "passes/RegionBudget.h"
 
 #include "ir/Error.h"
 #include "ir/JsonText.h"
@@ -13,6 +14,7 @@
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/STLExtras.h>
 
 #include <algorithm>
 #include <queue>
@@ -163,6 +165,7 @@ private:
     // so that group identities (and with them every decision and message) stay the same.
     if (rawDeps_[a] < rawDeps_[b])
       std::swap(a, b);
+    budget_.merge(a, b, [&](int i) { return find(i); }); // before b's members point to a
     parent_[b] = a;
     rawDeps_[a] += rawDeps_[b];
     deps_[a].insert(deps_[a].end(), deps_[b].begin(), deps_[b].end());
@@ -229,6 +232,9 @@ private:
   FusionDecision canMerge(int a, int b, const Node *consumer = nullptr) {
     if (FusionDecision kind = canJoin(region_[a], region_[b], consumer); !kind)
       return kind;
+    // The kernel's size caps: its op count and its parameters (ir/KernelRegion.h).
+    if (FusionDecision size = budget_.check(a, b, [&](int i) { return find(i); }); !size)
+      return size;
     bool gaveUp = false;
     if (pathThroughOthers(a, b, gaveUp) || pathThroughOthers(b, a, gaveUp))
       return FusionDecision::forbid(
@@ -257,6 +263,7 @@ private:
     for (size_t i = 0; i < n; ++i)
       // A recomputed producer iterates over its consumer's shape (rootOf).
       region_[i] = RegionSummary::of(nodes[i]->kind() == OpKind::MatMul ? nodes[i] : rootOf(nodes[i]));
+    budget_.init(nodes, pos_, [&](const Node *x) { return outputs_.count(x) > 0; });
     for (auto &[c, r] : root_)
       unite(pos_.at(c), pos_.at(r));
 
@@ -331,7 +338,11 @@ private:
             break;
           }
         }
-        if (!merged && targets.size() < 8)
+        if (merged)
+          continue;
+        // A kernel at a cap takes no more siblings: make room for one that can.
+        llvm::erase_if(targets, [&](int tg) { return budget_.full(find(tg)); });
+        if (targets.size() < 8)
           targets.push_back(r);
       }
     }
@@ -426,6 +437,7 @@ private:
   unsigned stamp_ = 0;
   std::vector<int> minPos_, maxPos_;
   std::vector<RegionSummary> region_; // per group root: its kind and iteration shape
+  RegionBudget budget_;                // per group root: its ops and parameters, capped
 };
 
 } // namespace

@@ -12,7 +12,9 @@
 ///     never joins another kernel and a kernel holds at most one matmul.
 ///  3. Siblings: kernels of the same shape that read the same tensor merge into one
 ///     multi-output kernel, which reads it once.
-///  Never: a cycle between kernels; graph outputs are always written by their kernel.
+///  Never: a cycle between kernels; a kernel over kMaxRegionOps ops or kMaxRegionTensors
+///  parameters (ir/KernelRegion.h; a long chain becomes several kernels); graph outputs are
+///  always written by their kernel.
 /// Every producer -> consumer edge left unfused is logged with its reason.
 #include "ir/Graph.h"
 #include "ir/FusionDecision.h"

@@ -11,6 +11,7 @@
 #include "tools/CliArgs.h"
 #include "tools/CompileFlags.h"
 #include "tools/Command.h"
+#include "tools/ModuleIO.h"
 
 #include <filesystem>
 #include <fmt/core.h>
@@ -99,7 +100,7 @@ int compileMain(const std::vector<std::string> &args) {
   }
   std::string dumpDir = cli.value("--dump-kernels");
   o.wantPtx = !dumpDir.empty() && emit.count("ptx");
-  auto graphs = parseFile(cli.positionals()[0]);
+  auto graphs = loadModuleFile(cli.positionals()[0]);
   for (auto &g : graphs) {
     compiler::CompiledModule m = compiler::compile(*g, o);
     size_t bytes = 0, cubin = 0;

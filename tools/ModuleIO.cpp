@@ -1,21 +1,36 @@
 #include "tools/ModuleIO.h"
 
 #include "ir/Error.h"
+#include "ir/InputFile.h"
+#include "ir/LiteralCheck.h"
 #include "ir/Parser.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
-#include <iterator>
+#include <fmt/core.h>
 
 namespace kfuse::tool {
 
+void warnAboutLiterals(const std::vector<std::unique_ptr<Graph>> &module) {
+  for (const auto &g : module)
+    for (const std::string &w : literalOverflowWarnings(*g))
+      fmt::print(stderr, "kfuse: warning: {}\n", w);
+}
+
+std::vector<std::unique_ptr<Graph>> loadModuleFile(const std::string &path) {
+  std::vector<std::unique_ptr<Graph>> module = parseFile(path);
+  warnAboutLiterals(module);
+  return module;
+}
+
 std::vector<std::unique_ptr<Graph>> loadModule(const std::string &path) {
   if (path != "-")
-    return parseFile(path);
-  std::string text(std::istreambuf_iterator<char>(std::cin), {});
-  return parseModule(text, "<stdin>");
+    return loadModuleFile(path);
+  std::vector<std::unique_ptr<Graph>> module =
+      parseModule(readModuleStream(0, "<stdin>", kMaxModuleBytes), "<stdin>");
+  warnAboutLiterals(module);
+  return module;
 }
 
 Graph &selectGraph(const std::vector<std::unique_ptr<Graph>> &module, const std::string &file,

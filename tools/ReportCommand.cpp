@@ -12,6 +12,7 @@
 #include "tools/CliArgs.h"
 #include "tools/CompileFlags.h"
 #include "tools/Command.h"
+#include "tools/ModuleIO.h"
 
 #include <fmt/core.h>
 
@@ -105,7 +106,7 @@ int reportMain(const std::vector<std::string> &args) {
     return *rc;
   o.until = compiler::Stage::Source; // the report is the model's, no NVRTC
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
-  std::vector<std::unique_ptr<Graph>> graphs = parseFile(cli.positionals()[0]);
+  std::vector<std::unique_ptr<Graph>> graphs = loadModuleFile(cli.positionals()[0]);
   bool first = true;
   for (const auto &g : graphs) {
     Planned p = planFor(*g, o);

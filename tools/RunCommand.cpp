@@ -227,6 +227,8 @@ int runMain(const std::vector<std::string> &args) {
   const Graph &g = selectGraph(module, opts.file, opts.graphName);
   if (!opts.cpu) // say so before spending time on inputs
     runtime::Driver::require();
+  else // the interpreter's size limit, before float64 inputs are built for it
+    checkInterpretable(g);
   std::vector<Tensor> inputs = loadInputs(g, opts);
   std::vector<Tensor> outputs = opts.cpu ? interpret(g, inputs) : runOnGpu(g, inputs, opts);
   writeOutputs(g, outputs, opts);

@@ -5,6 +5,7 @@
 #include "codegen/LineComment.h"
 #include "compiler/Nvrtc.h"
 #include "ir/Builder.h"
+#include "ir/KernelRegion.h"
 #include "ir/Printer.h"
 #include "passes/Fusion.h"
 #include "unit/TestTiming.h"
@@ -192,10 +193,18 @@ TEST_CASE("10^5 ops with long names: specs and source in near-linear time, comme
     v->setName(fmt::format("{}{}", pad, i));
   }
   g.output(v);
-  int k = g.addKernel("all");
+  // Kernels of kMaxRegionOps ops each (the most one kernel may hold): 50 of them.
+  int k = -1, inKernel = 0;
   for (Node *n : g.nodes())
-    if (!n->isInput())
+    if (!n->isInput()) {
+      if (k < 0 || inKernel == int(kMaxRegionOps)) {
+        k = g.addKernel(fmt::format("k{}", g.kernelNames().size()));
+        inKernel = 0;
+      }
       n->setKernel(k);
+      ++inKernel;
+    }
+  REQUIRE(g.kernelNames().size() == 50);
   std::clock_t start = std::clock();
   std::vector<KernelSpec> specs = buildKernelSpecs(g);
   std::string src = emitProgram(specs);
@@ -203,7 +212,7 @@ TEST_CASE("10^5 ops with long names: specs and source in near-linear time, comme
   WARN("10^5 ops with 200-character names: specs + source took " << seconds << " s of CPU");
   CHECK(seconds < 5.0 * test::kTimeSlack);
   std::vector<std::string> comments = trailingComments(src);
-  CHECK(comments.size() == 100000 + 2); // each op, the input and the output
+  CHECK(comments.size() == 100000 + 2 * 50); // each op, each kernel's input and output
   size_t longest = 0;
   for (const std::string &c : comments)
     longest = std::max(longest, c.size());

@@ -2,6 +2,7 @@
 // Every test checks the kernel each node lands in and ends by verifying the graph.
 #include "passes/Fusion.h"
 #include "ir/Builder.h"
+#include "ir/KernelRegion.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
@@ -9,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <set>
 #include <ctime>
 
 using namespace kfuse;
@@ -262,7 +264,39 @@ static constexpr double kPerfSlack = 5.0;
 static constexpr double kPerfSlack = 1.0;
 #endif
 
-TEST_CASE("a 200,000-op chain fuses into one kernel in near-linear time", "[fusion][perf]") {
+/// The op count of every kernel of a fused graph, in kernel order.
+static std::vector<size_t> kernelSizes(const Graph &g) {
+  std::vector<size_t> sizes(g.kernelNames().size(), 0);
+  for (const Node *n : g.nodes())
+    if (n->kernel() >= 0)
+      ++sizes[n->kernel()];
+  return sizes;
+}
+
+/// The kernel parameters of every kernel: its distinct tensors read from outside it and
+/// its values written for outside readers or as graph outputs.
+static std::vector<size_t> kernelTensors(const Graph &g) {
+  std::vector<std::set<const Node *>> read(g.kernelNames().size());
+  std::vector<size_t> written(g.kernelNames().size(), 0);
+  for (const Node *n : g.nodes()) {
+    if (n->kernel() < 0)
+      continue;
+    for (const Operand &o : n->operands())
+      if (o.node && o.node->kernel() != n->kernel())
+        read[n->kernel()].insert(o.node);
+    bool out = g.isOutput(n);
+    for (const Node *u : n->users())
+      out = out || u->kernel() != n->kernel();
+    written[n->kernel()] += out;
+  }
+  std::vector<size_t> r;
+  for (size_t k = 0; k < read.size(); ++k)
+    r.push_back(read[k].size() + written[k]);
+  return r;
+}
+
+TEST_CASE("a 200,000-op chain fuses into 100 capped kernels in near-linear time",
+          "[fusion][perf]") {
   Graph g("chain");
   Value v = g.input("x", f32, {16});
   for (int i = 1; i <= 200000; ++i)
@@ -275,7 +309,8 @@ TEST_CASE("a 200,000-op chain fuses into one kernel in near-linear time", "[fusi
   double seconds = double(std::clock() - start) / CLOCKS_PER_SEC;
   verify(g);
   CHECK(g.numNodes() == 200001);
-  CHECK(g.kernelNames().size() == 1);
+  // kMaxRegionOps (2000) ops per kernel: 100 kernels.
+  CHECK(kernelSizes(g) == std::vector<size_t>(100, kMaxRegionOps));
   WARN("200,000-op chain: -O2 took " << seconds << " s of CPU");
   CHECK(seconds < 10.0 * kPerfSlack);
 }
@@ -297,7 +332,69 @@ TEST_CASE("one input with 100,000 users parses, verifies and fuses in near-linea
   double seconds = double(std::clock() - start) / CLOCKS_PER_SEC;
   REQUIRE(g.inputs().size() == 1);
   CHECK(g.inputs()[0]->users().size() == n + 1);
-  CHECK(g.kernelNames().size() == 1);
+  std::vector<size_t> sizes = kernelSizes(g);
+  CHECK(sizes.size() == 101); // 200,001 ops, at most 2000 a kernel
+  CHECK(*std::max_element(sizes.begin(), sizes.end()) <= kMaxRegionOps);
   WARN("100,000-user fan-out: parse + -O2 + verify took " << seconds << " s of CPU");
   CHECK(seconds < 10.0 * kPerfSlack);
+}
+
+TEST_CASE("a kernel holds at most kMaxRegionOps ops, and fusion says why it stops",
+          "[fusion][caps]") {
+  Graph g("chain");
+  Value v = g.input("x", f32, {16});
+  for (int i = 0; i < 5000; ++i)
+    v = i % 2 ? v + 1.0 : relu(v);
+  g.output(v);
+  auto log = fuse(g);
+  CHECK(kernelSizes(g) == std::vector<size_t>{2000, 2000, 1000});
+  CHECK(log.edges.size() == 2);
+  CHECK(hasReason(log, "the kernel would hold 2001 ops, more than the 2000 one kernel may hold"));
+}
+
+TEST_CASE("a kernel takes at most kMaxRegionTensors parameters: inputs and outputs",
+          "[fusion][caps]") {
+  // A 4000-op chain that reads an input per op and writes every value as a graph output:
+  // k ops of one kernel take 2k + 1 tensors, so a kernel stops at k = (cap - 1) / 2.
+  Graph g("wide");
+  Value v = g.input("x", f32, {16});
+  for (int i = 0; i < 4000; ++i) {
+    v = v + g.input(fmt::format("i{}", i), f32, {16});
+    g.output(v);
+  }
+  auto log = fuse(g);
+  const size_t k = (kMaxRegionTensors - 1) / 2, full = 4000 / k;
+  std::vector<size_t> sizes(full, k), tensors(full, 2 * k + 1);
+  sizes.push_back(4000 % k);
+  tensors.push_back(2 * (4000 % k) + 1);
+  CHECK(kernelSizes(g) == sizes);
+  CHECK(kernelTensors(g) == tensors);
+  CHECK(hasReason(log, fmt::format("the kernel would take {} tensors as parameters", 2 * k + 3)));
+  CHECK(hasReason(log, fmt::format("more than the {} one kernel may take", kMaxRegionTensors)));
+
+  // 2500 op pairs that each read two inputs of their own and write an output, all siblings
+  // of one shared input: no kernel may take more than the cap.
+  Graph h("outs");
+  std::vector<Value> outs;
+  for (int i = 0; i < 2500; ++i)
+    outs.push_back(h.input(fmt::format("a{}", i), f32, {16}) * h.input(fmt::format("b{}", i), f32, {16}));
+  Value shared = h.input("s", f32, {16});
+  for (Value &o : outs)
+    o = o + shared; // siblings of `shared`: fusion tries to merge them all
+  for (const Value &o : outs)
+    h.output(o);
+  fuse(h);
+  for (size_t t : kernelTensors(h))
+    CHECK(t <= kMaxRegionTensors);
+  CHECK(h.kernelNames().size() >= 2500 * 3 / kMaxRegionTensors);
+
+  // 10,000 consumers of one input, each an output: siblings fill kernels to the cap, then
+  // fill new ones (they used to stop after 8 kernels and leave the rest alone).
+  Graph c("consumers");
+  Value x = c.input("x", f32, {16});
+  for (int i = 0; i < 10000; ++i)
+    c.output(x * double(i + 2));
+  fuse(c);
+  const size_t per = kMaxRegionTensors - 1;
+  CHECK(c.kernelNames().size() == (10000 + per - 1) / per);
 }

@@ -99,9 +99,13 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
   auto odd = buildKernelSpecs(*biasRelu(f16, 300, 512, 61), h100);
   CHECK(odd[0].gemm()->kernel == GemmKernel::TensorCore);
   CHECK(odd[0].gemm()->why.find("not wgmma: A's rows (61 elements)") != std::string::npos);
-  // No bf16 mma.sync before sm_80; f32 stays exact (FFMA, no TF32).
-  CHECK(buildKernelSpecs(*biasRelu(bf16, 4096, 512, 512), turing)[0].gemm()->kernel ==
+  // No f16 mma.sync before sm_80 (and no bf16 at all: refused when specs are built, naming
+  // the op); f32 stays exact (FFMA, no TF32).
+  CHECK(buildKernelSpecs(*biasRelu(f16, 4096, 512, 512), turing)[0].gemm()->kernel ==
         GemmKernel::Simt);
+  CHECK_THROWS_WITH(buildKernelSpecs(*biasRelu(bf16, 4096, 512, 512), turing),
+                    Catch::Contains("matmul") && Catch::Contains("is bf16, which needs sm_80") &&
+                        Catch::Contains("the target is sm_75"));
   auto fp = buildKernelSpecs(*biasRelu(f32, 300, 512, 512), h100);
   CHECK(fp[0].gemm()->kernel == GemmKernel::Simt);
   CHECK(fp[0].gemm()->why.find("no TF32") != std::string::npos);
@@ -111,7 +115,7 @@ TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[co
     CHECK(dec[0].gemm()->kernel == GemmKernel::Gemv);
     CHECK(dec[0].gemm()->why.find("M=1 <= 16") != std::string::npos);
     CHECK(dec[0].launchConfig(256, 1).grid * dec[0].launchConfig(256, 1).gridY >= 2 * 132 - 8);
-    CHECK(buildKernelSpecs(*biasRelu(bf16, 1, 8192, 8192, {false, tb}), turing)[0].gemm()->kernel ==
+    CHECK(buildKernelSpecs(*biasRelu(f16, 1, 8192, 8192, {false, tb}), turing)[0].gemm()->kernel ==
           GemmKernel::Gemv);
   }
   CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm()->kernel ==
@@ -273,6 +277,23 @@ TEST_CASE("GEMM: too many batches are refused clearly", "[codegen][gemm]") {
   Graph g("many");
   g.output(matmul(g.input("a", f32, {70000, 2, 2}), g.input("b", f32, {2, 2})));
   CHECK_THROWS_WITH(buildKernelSpecs(g), Catch::Contains("70000 batches exceed the 65535"));
+}
+
+TEST_CASE("GEMM: a dimension of 2^31 or more is refused before NVRTC, naming M, N or K",
+          "[codegen][gemm]") {
+  const int64_t big = int64_t(1) << 31;
+  auto check = [](int64_t M, int64_t N, int64_t K, const char *what) {
+    Graph g("wide");
+    g.output(matmul(g.input("a", f32, {M, K}), g.input("b", f32, {K, N})));
+    CHECK_THROWS_WITH(buildKernelSpecs(g), Catch::Contains(what) &&
+                                               Catch::Contains("is 2^31 or more; the GEMM kernels"));
+  };
+  check(big, 16, 64, "M = 2147483648");
+  check(16, big, 64, "N = 2147483648");
+  check(2, 2, big, "K = 2147483648");
+  Graph ok("edge");
+  ok.output(matmul(ok.input("a", f32, {big - 1, 2}), ok.input("b", f32, {2, 2})));
+  CHECK(buildKernelSpecs(ok).size() == 1);
 }
 
 TEST_CASE("NVRTC compiles every GEMM kernel variant for sm_80 and sm_90a", "[nvrtc][gemm]") {

@@ -211,6 +211,27 @@ TEST_CASE("kernel cache: an NVRTC failure is one clear error with the log, and n
   CHECK_THROWS_AS(cachedCubin(kernelSource(3), "sm_7"), Error);
 }
 
+TEST_CASE("kernel cache: an NVRTC failure whose source cannot be kept says so, naming no "
+          "file that was never written",
+          "[cache][fault][nvrtc]") {
+  TempCache tc("nvrtc-unwritable");
+  const std::string bad =
+      "extern \"C\" __global__ void broken2(float *p) { p[0] = undefined_name; }\n";
+  // A folder where the failed source would go: the cache is usable, the write fails.
+  fs::path blocked = tc.dir / ("failed-" + hashHex(bad) + ".cu");
+  fs::create_directories(blocked);
+  std::string msg;
+  try {
+    cachedCubin(bad, "sm_90");
+  } catch (const Error &e) {
+    msg = e.what();
+  }
+  INFO(msg);
+  CHECK(msg.find("NVRTC could not compile the generated kernels") != std::string::npos);
+  CHECK(msg.find("not saved: cannot write '" + blocked.string() + "'") != std::string::npos);
+  CHECK(msg.find("source: " + blocked.string()) == std::string::npos);
+}
+
 TEST_CASE("no driver: Driver::require is a clear error and the process stays usable",
           "[driver][fault]") {
   if (Driver::get()) {
