@@ -16,6 +16,10 @@ namespace kfuse {
 #define KF_API_Source(E, name)
 #define KF_API_Cast(E, name)
 #define KF_API_Contraction(E, name)
+#define KF_API_Reduction(E, name)                                                              \
+  inline Value name(Value a, IntList axes, bool keepdims = false) {                            \
+    return a.graph().reduce(OpKind::E, a, std::move(axes), keepdims);                          \
+  }
 #define KF_API_Unary(E, name)                                                                  \
   inline Value name(Value a) { return a.graph().unary(OpKind::E, a); }
 #define KF_API_Binary(E, name)                                                                 \
@@ -31,6 +35,7 @@ namespace kfuse {
 #undef KF_API_Source
 #undef KF_API_Cast
 #undef KF_API_Contraction
+#undef KF_API_Reduction
 #undef KF_API_Unary
 #undef KF_API_Binary
 

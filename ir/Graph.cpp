@@ -1,4 +1,5 @@
 #include "ir/Graph.h"
+#include "ir/Reduction.h"
 
 #include "ir/Error.h"
 
@@ -130,6 +131,12 @@ TensorType Graph::inferComplete(OpKind kind, llvm::ArrayRef<Operand> ops, const 
     checkShape("matmul", out);
     return TensorType{a.dtype, out};
   }
+  case OpClass::Reduction: {
+    requireTensor(kind, ops[0], 0);
+    const TensorType &in = ops[0].node->type();
+    AxisMask mask = reductionMask(kind, in, attrs.getInts(Attr::Axes));
+    return TensorType{in.dtype, reducedShape(in.shape, mask, attrs.getBool(Attr::Keepdims))};
+  }
   }
   fail("{}: unsupported op", op);
 }
@@ -169,6 +176,15 @@ Value Graph::cast(Node *a, DType to) {
 
 Value Graph::matmul(Node *a, Node *b, MatMulAttrs attrs) {
   return create(OpKind::MatMul, {Operand(a), Operand(b)}, attrs.toAttrs());
+}
+
+Value Graph::reduce(OpKind kind, Node *a, IntList axes, bool keepdims) {
+  if (opClass(kind) != OpClass::Reduction)
+    fail("{}: is not a reduction", opName(kind));
+  Attrs attrs;
+  attrs.set(Attr::Axes, std::move(axes));
+  attrs.set(Attr::Keepdims, keepdims);
+  return create(kind, {Operand(a)}, attrs);
 }
 
 void Graph::output(Node *n) {

@@ -137,6 +137,8 @@ public:
   Value binary(OpKind kind, Operand a, Operand b);
   Value cast(Node *a, DType to);
   Value matmul(Node *a, Node *b, MatMulAttrs attrs = {});
+  /// sum, mean, amax or amin of `a` over `axes` (ir/Reduction.h).
+  Value reduce(OpKind kind, Node *a, IntList axes, bool keepdims = false);
   /// Generic form used by the parser, passes and clone: dispatches on the op's class.
   /// `attrs` may leave out attributes that have a default (see completeAttrs).
   Value create(OpKind kind, llvm::ArrayRef<Operand> operands, const Attrs &attrs = {});

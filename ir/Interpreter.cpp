@@ -1,4 +1,5 @@
 #include "ir/Interpreter.h"
+#include "ir/Reduction.h"
 
 #include "ir/Error.h"
 
@@ -185,6 +186,54 @@ void matmulBatch(const double *A, const double *B, double *C, int64_t M, int64_t
   }
 }
 
+// A reduction: every input element added into (or maxed with) its output element, the
+// output's index found by dropping the reduced dims' strides. In float64; NaN propagates
+// through amax/amin (a comparison alone would drop it); mean of an empty axis is 0/0 = NaN.
+void evalReductionNode(const Node *n, const Tensor &x, Tensor &out) {
+  OpKind k = n->kind();
+  AxisMask mask = reductionMask(n);
+  const Shape &in = x.type.shape;
+  size_t rank = in.size();
+  // The output's stride for each input dim (0 for a reduced dim), output laid out row-major.
+  llvm::SmallVector<int64_t, 4> ostride(rank, 0);
+  int64_t s = 1, count = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (mask[d]) {
+      count *= in[d];
+      continue;
+    }
+    ostride[d] = s;
+    s *= in[d];
+  }
+  std::fill(out.data.begin(), out.data.end(), reductionIdentity(k));
+  llvm::SmallVector<int64_t, 4> idx(rank, 0);
+  int64_t o = 0;
+  for (int64_t i = 0, e = x.numElements(); i < e; ++i) {
+    double v = x.data[i], &acc = out.data[o];
+    switch (k) {
+    case OpKind::Amax:
+      acc = (std::isnan(v) || std::isnan(acc)) ? kNaN : std::max(acc, v);
+      break;
+    case OpKind::Amin:
+      acc = (std::isnan(v) || std::isnan(acc)) ? kNaN : std::min(acc, v);
+      break;
+    default:
+      acc += v;
+      break;
+    }
+    for (size_t d = rank; d-- > 0;) { // next index, carrying the output offset along
+      o += ostride[d];
+      if (++idx[d] < in[d])
+        break;
+      o -= ostride[d] * in[d];
+      idx[d] = 0;
+    }
+  }
+  if (k == OpKind::Mean)
+    for (double &v : out.data)
+      v /= static_cast<double>(count);
+}
+
 void evalMatMulNode(const Node *n, const Tensor &a, const Tensor &b, Tensor &out) {
   const MatMulAttrs &attrs = n->matmulAttrs();
   const Shape &sa = a.shape(), &sb = b.shape(), &so = out.shape();
@@ -361,6 +410,9 @@ std::vector<Tensor> interpret(const Graph &g, llvm::ArrayRef<Tensor> inputs,
         break;
       case OpClass::Contraction:
         evalMatMulNode(n, *operandTensor(0), *operandTensor(1), out);
+        break;
+      case OpClass::Reduction:
+        evalReductionNode(n, *operandTensor(0), out);
         break;
       }
       if (isStored[n->id()])

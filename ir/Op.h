@@ -11,8 +11,9 @@ enum class OpKind : uint8_t {
 #include "ir/Ops.def"
 };
 
-/// Source: graph inputs. Unary/Binary/Cast: elementwise. Contraction: matmul.
-enum class OpClass : uint8_t { Source, Unary, Binary, Cast, Contraction };
+/// Source: graph inputs. Unary/Binary/Cast: elementwise. Contraction: matmul. Reduction:
+/// sum, mean, amax, amin over some axes (ir/Reduction.h).
+enum class OpClass : uint8_t { Source, Unary, Binary, Cast, Contraction, Reduction };
 
 std::string_view opName(OpKind k);
 unsigned opArity(OpKind k);
@@ -23,5 +24,7 @@ inline bool isElementwise(OpKind k) {
   OpClass c = opClass(k);
   return c == OpClass::Unary || c == OpClass::Binary || c == OpClass::Cast;
 }
+
+inline bool isReduction(OpKind k) { return opClass(k) == OpClass::Reduction; }
 
 } // namespace kfuse

@@ -47,6 +47,10 @@ const std::map<OpKind, OpCase> &opTable() {
       {OpKind::Input, {{}, true}},
       {OpKind::Cast, {{}, true}},
       {OpKind::MatMul, {{}, true}},
+      {OpKind::Sum, {{}, true}}, // the reductions: "interpreter: reductions" below
+      {OpKind::Mean, {{}, true}},
+      {OpKind::Amax, {{}, true}},
+      {OpKind::Amin, {{}, true}},
       {OpKind::Neg, {{-0.5, 1.5}}},
       {OpKind::Abs, {{0.5, 1.5}}},
       {OpKind::Exp, {{1.6487212707001282, 0.22313016014842982}}},
@@ -493,4 +497,32 @@ TEST_CASE("compareValues: dtype tolerances, NaN and Inf only where the reference
   CHECK(compareValues({-INFINITY}, {INFINITY}, f32tol) != "");
   CHECK(compareValues({1e30}, {INFINITY}, f32tol) != "");
   CHECK(compareValues({1.0}, {1.0, 2.0}, f32tol) != "");
+}
+
+TEST_CASE("interpreter: reductions", "[interp][reduce]") {
+  // x = [[1, -2, 3], [0.5, NaN, -4]] reduced over each axis, with and without keepdims.
+  auto run = [](OpKind k, IntList axes, bool keep) {
+    Graph g("r");
+    auto x = g.input("x", f32, {2, 3});
+    g.output(g.reduce(k, x, axes, keep));
+    return interpret(g, {tensor(f32, {2, 3}, {1, -2, 3, 0.5, kNaN, -4})})[0];
+  };
+  checkClose(run(OpKind::Sum, {-1}, false), {2, kNaN});
+  checkClose(run(OpKind::Sum, {0}, true), {1.5, kNaN, -1});
+  checkClose(run(OpKind::Mean, {1}, true), {2.0 / 3, kNaN});
+  checkClose(run(OpKind::Amax, {1}, false), {3, kNaN});
+  checkClose(run(OpKind::Amin, {0}, false), {0.5, kNaN, -4});
+  checkClose(run(OpKind::Amax, {0, 1}, false), {kNaN});
+  CHECK(run(OpKind::Sum, {1, 0}, true).type.shape == Shape{1, 1});
+  // An empty axis: sum 0, mean NaN; amax refuses it when the graph is built.
+  Graph g("empty");
+  auto e = g.input("e", f32, {2, 0});
+  g.output(sum(e, {1}));
+  g.output(mean(e, {-1}));
+  std::vector<Tensor> out = interpret(g, {tensor(f32, {2, 0}, {})});
+  checkClose(out[0], {0, 0});
+  checkClose(out[1], {kNaN, kNaN});
+  CHECK_THROWS_WITH(amax(e, {1}), Catch::Contains("amax: axis 1 of operand f32[2, 0] is empty"));
+  CHECK_THROWS_WITH(sum(e, {2}), Catch::Contains("sum: axis 2 is out of range for operand f32[2, 0]"));
+  CHECK_THROWS_WITH(sum(e, {1, -1}), Catch::Contains("sum: axis 1 is named twice"));
 }
