@@ -8,7 +8,9 @@
 ///   g.output(gelu_tanh(matmul(x, w, {.transB = true}) + b));
 ///
 /// Every function infers the result type and throws kfuse::Error naming the op and the
-/// shapes or dtypes when they do not fit. One function per op, expanded from ir/Ops.def.
+/// shapes or dtypes when they do not fit. One function per op, expanded from ir/Ops.def;
+/// the composites (softmax, rms_norm, layer_norm, ...) are in ir/Composites.h, included here.
+#include "ir/Composites.h"
 #include "ir/Graph.h"
 
 namespace kfuse {
