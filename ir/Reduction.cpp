@@ -12,6 +12,8 @@ AxisMask reductionMask(OpKind k, const TensorType &in, const IntList &axes) {
   int64_t rank = static_cast<int64_t>(in.rank());
   if (axes.empty())
     fail("{}: axes=[] names no axis to reduce (operand {})", op, in.str());
+  if (rank == 0)
+    fail("{}: operand {} is a scalar (rank 0): it has no axis to reduce", op, in.str());
   AxisMask mask(in.rank(), false);
   for (int64_t a : axes) {
     int64_t d = a < 0 ? a + rank : a;
