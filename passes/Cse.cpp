@@ -2,9 +2,15 @@
 // same nodes, or literals with the same bits), the same attributes and the same result type
 // compute the same tensor, so the later one is replaced by the earlier. One pass in program
 // order with a hash table: linear time. add and mul are commutative and match either way.
+// A reduction's axes are compared as the set of dims they name (ir/Reduction.h): axes=[-1]
+// and axes=[1] of a rank-2 operand, or [0, 1] and [1, 0], reduce the same elements in the
+// same order, so they are one value; keepdims still tells two reductions apart.
 #include "passes/Pass.h"
 
+#include "ir/Reduction.h"
+
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 namespace kfuse {
@@ -36,8 +42,21 @@ struct KeyHash {
   }
 };
 
-Key makeKey(const Node *n) {
-  Key k{n->kind(), n->dtype(), &n->attrs(), n->attrs().empty() ? 0 : n->attrs().hash()};
+/// A reduction's attributes with its axes as the sorted non-negative dims they name.
+Attrs canonicalReductionAttrs(const Node *n) {
+  AxisMask mask = reductionMask(n);
+  IntList axes;
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (mask[d])
+      axes.push_back(static_cast<int64_t>(d));
+  Attrs a = n->attrs();
+  a.set(Attr::Axes, std::move(axes));
+  return a;
+}
+
+/// `attrs` is the node's attribute set, or one equivalent to it that outlives the table.
+Key makeKey(const Node *n, const Attrs *attrs) {
+  Key k{n->kind(), n->dtype(), attrs, attrs->empty() ? 0 : attrs->hash()};
   k.n = n->numOperands();
   for (unsigned i = 0; i < k.n && i < 2; ++i) {
     const Operand &o = n->operand(i);
@@ -64,11 +83,15 @@ bool CsePass::run(Graph &g) {
   std::unordered_map<Key, Node *, KeyHash> seen;
   seen.reserve(g.numNodes() * 2);
   std::vector<Node *> dead;
+  std::deque<Attrs> canonical; // stable addresses for the keys' attribute sets
   std::vector<Node *> order = g.nodes();
   for (Node *n : order) {
     if (n->isInput())
       continue;
-    auto [it, inserted] = seen.try_emplace(makeKey(n), n);
+    const Attrs *attrs = &n->attrs();
+    if (n->opClass() == OpClass::Reduction)
+      attrs = &canonical.emplace_back(canonicalReductionAttrs(n));
+    auto [it, inserted] = seen.try_emplace(makeKey(n, attrs), n);
     if (inserted || it->second->shape() != n->shape())
       continue;
     Node *keep = it->second;
