@@ -7,13 +7,15 @@ written as a .kf graph of primitives the way the composites spell them:
   log_softmax  m = amax(x); d = x - m; e = exp(d); s = sum(e); y = d - log(s)
   rmsnorm      Hugging Face's LlamaRMSNorm: h = x.to(f32); r = rsqrt(mean(h*h) + 1e-6);
                y = w * (h * r).to(x.dtype), w an input of x's dtype [N]
-  layernorm    mu = mean(h); d = h - mu; var = mean(d*d); y = d * rsqrt(var + 1e-5) * w + b,
-               w and b inputs of x's dtype [N] (F.layer_norm's defaults)
+  layernorm    h = x.to(f32); mu = mean(h); d = h - mu; y = d * rsqrt(mean(d*d) + 1e-5)
+               * w.to(f32) + b.to(f32), cast back; w, b inputs of x's dtype [N]
   add_rmsnorm  h = x + res (stored in x's dtype, an output), then rmsnorm(h): outputs h, y
 
-(every reduction `axes=[-1], keepdims=true`). A 16-bit x is cast to f32 first and the
-result cast back, as PyTorch's decompositions do (torch._refs.softmax, log_softmax via
-amax/exp/sum/log; LayerNorm's w and b are cast to f32 too); an f32 x has no casts.
+(every reduction `axes=[-1], keepdims=true`), op for op and operand for operand as the
+builder's composites expand them (ir/Composites.cpp: softmax, log_softmax, rms_norm,
+layer_norm): softmax and log_softmax work in x's own dtype (no casts: a fused kernel
+computes in f32 anyway), rms_norm and layer_norm cast a 16-bit x to f32 and the result
+back (layer_norm casts w and b too); an f32 x has no casts.
 
 Shapes: M x N in 4096 x 4096, 16384 x 8192, 4096 x 131072, 65536 x 1024 (the "large" set,
 timed against the device copy) and 1 x 4096, 128 x 4096 (the "small" set, timed against an
@@ -123,10 +125,8 @@ def _rms(src: str, c: Case, cast_name: str) -> list[str]:
             f"%v = add %ms, {RMS_EPS!r}",
             "%r = rsqrt %v",
             f"%n = mul %{h}, %r"]
-    if wide:
-        out += [f"%c = cast %n, to={c.dtype}", "%y = mul %c, %w"]
-    else:
-        out += ["%y = mul %n, %w"]
+    # the composite's `w * y`: w is the first operand
+    out += [f"%c = cast %n, to={c.dtype}", "%y = mul %w, %c"] if wide else ["%y = mul %w, %n"]
     return out
 
 
@@ -137,17 +137,15 @@ def body(c: Case) -> list[str]:
         return _rms("x", c, "h")
     if c.kind == "add_rmsnorm":
         return ["%h = add %x, %res"] + _rms("h", c, "hf")
+    if c.kind in ("softmax", "log_softmax"):  # in x's dtype, as the composites
+        ops = [f"%m = amax %x, {RED}",
+               "%d = sub %x, %m",
+               "%e = exp %d",
+               f"%s = sum %e, {RED}"]
+        return ops + (["%y = div %e, %s"] if c.kind == "softmax" else
+                      ["%l = log %s", "%y = sub %d, %l"])
     h = "h" if wide else "x"
-    ops = [f"%h = cast %x, to=f32"] if wide else []
-    if c.kind in ("softmax", "log_softmax"):
-        ops += [f"%m = amax %{h}, {RED}",
-                f"%d = sub %{h}, %m",
-                "%e = exp %d",
-                f"%s = sum %e, {RED}"]
-        res = "y" if not wide else "p"
-        ops += [f"%{res} = div %e, %s"] if c.kind == "softmax" else \
-            ["%l = log %s", f"%{res} = sub %d, %l"]
-        return ops + ([f"%y = cast %p, to={c.dtype}"] if wide else [])
+    ops = ["%h = cast %x, to=f32"] if wide else []
     if c.kind == "layernorm":
         ops += [f"%mu = mean %{h}, {RED}",
                 f"%d = sub %{h}, %mu",
