@@ -17,6 +17,13 @@
 #                               the table below, GemmBench (kfuse vs cuBLAS/cuBLASLt, per
 #                               call and queued), then the PyTorch peers if .peers/peers.py
 #                               is there; each in the same run, one after the other
+#   bench/device_run.sh reductions  issue 19: softmax, log_softmax, RMSNorm, LayerNorm and
+#                               add + RMSNorm, kfuse (`report`, `run --bench`) against eager
+#                               and torch.compile in CUDA graphs, the device copy and an
+#                               empty kernel measured in the same run
+#                               (bench/reductions/run.py; RED_BUDGET seconds, default 400;
+#                               RED_CASES, RED_DTYPES, RED_SHAPES select); prints the tables,
+#                               reductions.json and reductions.md in $OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-./device-logs}
@@ -92,5 +99,13 @@ case "${1:-}" in
     grep -h "^cold\|^warm" "$out/compile-times.txt" | grep -v "jobs=1" | cut -c1-220
     grep -h "^===\|program\|device copy\|fused\|measured" "$out/run-bench.txt"
     exit $rc ;;
-  *) echo "usage: bench/device_run.sh tests|compile|bench|landing" >&2; exit 2 ;;
+  reductions)
+    # SIGTERM before the call's 600 s: run.py then writes the tables of what it measured.
+    PYTHONUNBUFFERED=1 timeout -k 15 "${RED_TIMEOUT:-560}" python3 bench/reductions/run.py --kfuse "$bin/kfuse" \
+      --budget-s "${RED_BUDGET:-400}" --json "$out/reductions.json" --md "$out/reductions.md" \
+      >"$out/reductions.log" 2>&1
+    rc=$?
+    if [ -f "$out/reductions.md" ]; then cat "$out/reductions.md"; else tail -n 40 "$out/reductions.log"; fi
+    exit $rc ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions" >&2; exit 2 ;;
 esac
