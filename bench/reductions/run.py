@@ -331,8 +331,8 @@ def main(argv=None) -> int:
                     help="kfuse --check only where M*N <= this (the interpreter's time; 0: never)")
     ap.add_argument("--kfuse-timeout", type=float, default=180, help="seconds per kfuse command")
     ap.add_argument("--kfuse-args", default="", help="extra `kfuse run` arguments")
-    ap.add_argument("--budget-s", type=float, default=float(env("RED_BUDGET_S", 0)),
-                    help="start no new case after this many seconds (0: no limit)")
+    ap.add_argument("--budget-s", type=float, default=float(env("RED_BUDGET", 0)),
+                    help="start no new case after this many seconds (env RED_BUDGET; 0: no limit)")
     ap.add_argument("--json", help="write every raw number here (rewritten after each case)")
     ap.add_argument("--md", help="also write the tables to this Markdown file")
     ap.add_argument("--kf-dir", help="write the .kf files here and keep them (default: temp)")
@@ -342,6 +342,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.from_json:
         return from_json(a.from_json, a.md)
+    if a.roof_mb < 256:
+        raise SystemExit("--roof-mb must be at least 256 (a smaller copy does not reach HBM speed)")
     cs = C.selected(a)
     if not cs:
         raise SystemExit("no case selected")
