@@ -1,6 +1,7 @@
 #include "RandomGraph.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <random>
 
 namespace kfuse::test {
@@ -121,8 +122,13 @@ private:
     static const OpKind all[] = {OpKind::Neg,  OpKind::Abs,   OpKind::Exp,      OpKind::Log,
                                  OpKind::Sqrt, OpKind::Rsqrt, OpKind::Tanh,     OpKind::Sigmoid,
                                  OpKind::Relu, OpKind::Gelu,  OpKind::GeluTanh, OpKind::Silu};
-    int what = pick(0, 99);
     Node *a = recent();
+    // Only with reductions on: the random stream (and so every graph) stays as it was without.
+    if (o_.reductions && a->shape().size() >= 1 && chance(0.22)) {
+      reductionStep(a);
+      return;
+    }
+    int what = pick(0, 99);
     if (what < 26) {
       push(o_.unboundedOps ? g_->unary(all[pick(0, 11)], a) : g_->unary(bounded[pick(0, 7)], a));
     } else if (what < 34) {
@@ -169,6 +175,142 @@ private:
     } else {
       push(g_->unary(activation(), a));
     }
+  }
+
+  OpKind reductionKind() {
+    static const OpKind kinds[] = {OpKind::Sum, OpKind::Mean, OpKind::Amax, OpKind::Amin};
+    return kinds[pick(0, 3)];
+  }
+
+  /// Random axes of a rank-`rank` value: often the last axis (as -1 or rank-1), else a
+  /// random non-empty subset, written with negative axes now and then, in random order.
+  IntList randomAxes(int rank) {
+    if (chance(0.5))
+      return {chance(0.7) ? -1 : int64_t(rank - 1)};
+    IntList axes;
+    for (int d = 0; d < rank; ++d)
+      if (chance(0.4))
+        axes.push_back(chance(0.3) ? d - rank : d);
+    if (axes.empty())
+      axes.push_back(pick(0, rank - 1));
+    std::shuffle(axes.begin(), axes.end(), rng_);
+    return axes;
+  }
+
+  /// The elements one reduction of `a` over `axes` adds up.
+  static int64_t reducedCount(const Node *a, const IntList &axes) {
+    int64_t n = 1, rank = int64_t(a->shape().size());
+    for (int64_t ax : axes)
+      n *= a->shape()[ax < 0 ? ax + rank : ax];
+    return n;
+  }
+
+  /// Replaces one of `axes` by a dim of `a` it does not name that has the same size, so the
+  /// reduction has the same shape over other elements; false when there is none.
+  static bool swapEqualAxis(const Node *a, IntList &axes) {
+    const Shape &s = a->shape();
+    int64_t rank = int64_t(s.size());
+    for (int64_t &ax : axes) {
+      int64_t d = ax < 0 ? ax + rank : ax;
+      for (int64_t e = 0; e < rank; ++e) {
+        bool named = false;
+        for (int64_t o : axes)
+          named |= (o < 0 ? o + rank : o) == e;
+        if (!named && s[e] == s[d]) {
+          ax = e;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /// A reduction of `a`, alone or in a model's pattern.
+  void reductionStep(Node *a) {
+    int rank = int(a->shape().size());
+    int what = pick(0, 99);
+    double eps = chance(0.5) ? 1e-5 : 1e-6;
+    if (what < 25) {
+      // Plain: any op over random axes; sum only over a few hundred elements at most.
+      IntList axes = randomAxes(rank);
+      OpKind k = reductionKind();
+      if (k == OpKind::Sum && reducedCount(a, axes) > 256)
+        k = OpKind::Mean;
+      bool keep = chance(0.5);
+      Value r = g_->reduce(k, a, axes, keep);
+      push(r);
+      if (chance(0.4)) // a consumer that broadcasts it back (or just uses it)
+        binaryWith(a, r);
+      if (chance(0.35)) {
+        // A sibling of the same operand: the same axes written another way (one value for
+        // cse), or other axes that may give the same shape (two values), joined to r.
+        IntList other = axes;
+        if (chance(0.5))
+          for (int64_t &ax : other)
+            ax = ax < 0 ? ax + rank : ax - rank;
+        else if (!swapEqualAxis(a, other))
+          other = randomAxes(rank);
+        OpKind k2 = chance(0.7) ? k : reductionKind();
+        if (k2 == OpKind::Sum && reducedCount(a, other) > 256)
+          k2 = OpKind::Mean;
+        Value r2 = g_->reduce(k2, a, other, chance(0.8) ? keep : !keep);
+        push(r2);
+        // Mostly an output: a wrong merge of the two must show in the results.
+        if (Node *j = binaryWith(r, r2); j && chance(0.7))
+          g_->output(j);
+      }
+    } else if (what < 45) {
+      // Centre on a row's max or mean (or a column's, over axis 0): x - amax(x), x - mean(x).
+      int64_t axis = rank >= 2 && chance(0.3) ? 0 : -1;
+      OpKind k = chance(0.5) ? OpKind::Amax : (chance(0.5) ? OpKind::Mean : OpKind::Amin);
+      Value m = g_->reduce(k, a, {axis}, true);
+      push(m);
+      push(g_->binary(OpKind::Sub, Operand(a), Operand(m)));
+    } else if (what < 65) {
+      // softmax over the last axis (or axis 0): every exp is <= 1 and the sum is >= 1.
+      int64_t axis = rank >= 2 && chance(0.2) ? 0 : -1;
+      Value m = g_->reduce(OpKind::Amax, a, {axis}, true);
+      Value e = g_->unary(OpKind::Exp, g_->binary(OpKind::Sub, Operand(a), Operand(m)));
+      Value s = g_->reduce(OpKind::Sum, e, {axis}, true);
+      if (chance(0.3))
+        push(s);
+      push(g_->binary(OpKind::Div, Operand(e), Operand(s)));
+    } else if (what < 85) {
+      // rms norm (x * rsqrt(mean(x*x) + eps)), often scaled by a weight of the last dim.
+      Value sq = g_->binary(OpKind::Mul, Operand(a), Operand(a));
+      Value v = g_->reduce(OpKind::Mean, sq, {-1}, true);
+      Value r = g_->unary(OpKind::Rsqrt, g_->binary(OpKind::Add, Operand(v), Operand::literal(eps)));
+      Value y = g_->binary(OpKind::Mul, Operand(a), Operand(r));
+      if (chance(0.6))
+        y = g_->binary(OpKind::Mul, Operand(newInput({a->shape().back()}, a->dtype())),
+                       Operand(y));
+      push(y);
+    } else {
+      // layer norm: d = x - mean(x); d * rsqrt(mean(d*d) + eps) (+ a bias).
+      Value mu = g_->reduce(OpKind::Mean, a, {-1}, true);
+      Value d = g_->binary(OpKind::Sub, Operand(a), Operand(mu));
+      Value var = g_->reduce(OpKind::Mean, g_->binary(OpKind::Mul, Operand(d), Operand(d)), {-1},
+                             true);
+      Value y = g_->binary(
+          OpKind::Mul, Operand(d),
+          Operand(g_->unary(OpKind::Rsqrt,
+                            g_->binary(OpKind::Add, Operand(var), Operand::literal(eps)))));
+      if (chance(0.5))
+        y = g_->binary(OpKind::Add, Operand(y),
+                       Operand(newInput({a->shape().back()}, a->dtype())));
+      push(y);
+    }
+  }
+
+  /// A bounded binary op of `a` and `r` when their shapes broadcast (r a reduction of a), or
+  /// null.
+  Node *binaryWith(Node *a, Node *r) {
+    auto s = broadcastShapes(a->shape(), r->shape());
+    if (!s || numElements(*s) > kMaxTensorElements || a->dtype() != r->dtype())
+      return nullptr;
+    static const OpKind kinds[] = {OpKind::Sub, OpKind::Add, OpKind::Mul, OpKind::Max};
+    OpKind k = kinds[pick(0, 3)];
+    return push(chance(0.8) ? g_->binary(k, a, r) : g_->binary(k, r, a));
   }
 
   /// A matmul on `a` (when it is at least rank 2 and chance says so) or on fresh inputs,

@@ -5,6 +5,12 @@
 /// also consumed), mixed dtypes joined by casts, odd sizes, and matmuls (trans_a/trans_b,
 /// broadcast batch dims) with epilogues (bias, activation, residual, scale, cast).
 ///
+/// With `reductions`, sum/mean/amax/amin over random axes (keepdims random, often the last
+/// axis, and columns over axis 0) appear, mostly in the patterns models use: a result
+/// broadcast back into its operand (x - amax(x), x - mean(x)), softmax (exp(x - amax(x)) /
+/// sum(...), whose sum is >= 1), rms and layer norms (x * rsqrt(mean(x*x) + eps)); values
+/// stay bounded (a sum covers at most a few hundred elements).
+///
 /// By default values stay bounded (no division by tensors, no pow, no log of negatives) so
 /// numeric comparisons with a tolerance are meaningful; `unboundedOps` adds div, pow and raw
 /// exp/log/sqrt/rsqrt, whose NaN/Inf/-0 results test bit-exact comparisons.
@@ -29,6 +35,9 @@ struct RandomGraphOptions {
   bool batchMatmuls = true; ///< rank-3 matmuls whose batch dim broadcasts
   bool mixedDTypes = true;  ///< casts between dtypes; the first dtype is random
   bool unboundedOps = false;
+  /// Reductions and the patterns around them (off by default: the GPU suites turn it on
+  /// once codegen generates reductions).
+  bool reductions = false;
   /// The dtypes to draw from; empty means all of f32, f16, bf16.
   std::vector<DType> dtypes;
 };
