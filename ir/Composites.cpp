@@ -120,6 +120,7 @@ Value layer_norm(Value x, Value w, Value b, double eps) {
 }
 Value layer_norm(Value x, Value w, double eps) { return layerNorm(x, w.node(), nullptr, eps); }
 Value layer_norm(Value x, double eps) { return layerNorm(x, nullptr, nullptr, eps); }
+Value layer_norm(Value x, const LayerNormOptions &o) { return layerNorm(x, o.w, o.b, o.eps); }
 
 std::pair<Value, Value> var_mean(Value x, IntList axes, double correction, bool keepdims) {
   AxisMask mask = checkedAxes("var_mean", OpKind::Mean, x, axes);

@@ -39,6 +39,14 @@ Value rms_norm(Value x, double eps = 1e-6);
 Value layer_norm(Value x, Value w, Value b, double eps = 1e-5);
 Value layer_norm(Value x, Value w, double eps = 1e-5);
 Value layer_norm(Value x, double eps = 1e-5);
+/// The general form, as matmul's attributes are given: `layer_norm(x, {.b = bias})` (a
+/// shift without a scale); a null w or b is left out.
+struct LayerNormOptions {
+  Node *w = nullptr;
+  Node *b = nullptr;
+  double eps = 1e-5;
+};
+Value layer_norm(Value x, const LayerNormOptions &o);
 
 /// torch.var_mean(x, axes, correction, keepdims): {variance, mean} over `axes`. The variance
 /// is sum((x - mean)^2) / max(0, N - correction), N the number of elements reduced (a

@@ -271,6 +271,16 @@ TEST_CASE("layer_norm: torch.nn.functional.layer_norm", "[composites][layernorm]
   }
   checkClose(out[1], scaled);
   checkClose(out[0], affine);
+  // A shift without a scale (the LayerNormOptions form), against the same numbers.
+  Graph gb("lnb");
+  auto xb = gb.input("x", f32, {4, 4});
+  auto bb = gb.input("b", f32, {4});
+  gb.output(layer_norm(xb, {.b = bb, .eps = eps}));
+  CHECK(gb.outputs()[0]->kind() == OpKind::Add);
+  std::vector<double> shifted = norm;
+  for (size_t i = 0; i < norm.size(); ++i)
+    shifted[i] += bv[i % 4];
+  checkClose(run1(gb, {tensor(f32, {4, 4}, in), tensor(f32, {4}, bv)}), shifted);
   CHECK(out[0].data[4] == roundToDType(bv[0], f32)); // a constant row gives the bias exactly
 
   // N = 1: every row is its own mean: 0 * rsqrt(eps) + b.
@@ -306,7 +316,8 @@ TEST_CASE("layer_norm: 16-bit x, w and b are computed in f32 and cast back once"
   std::vector<double> r;
   for (double v : in)
     r.push_back(roundToDType(v, f16));
-  std::vector<double> want = perRow(r, 3, [](auto &row) { return naiveLayerNorm(row, literalValue(1e-5)); });
+  std::vector<double> want =
+      perRow(r, 3, [](auto &row) { return naiveLayerNorm(row, literalValue(1e-5)); });
   for (size_t i = 0; i < want.size(); ++i)
     want[i] = roundToDType(want[i] * wv[i % 3] + bv[i % 3], f16);
   checkClose(y, want, 1e-12);
