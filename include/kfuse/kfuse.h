@@ -264,6 +264,43 @@ KFUSE_API kfuse_status kfuse_executable_replay(kfuse_executable e, const void *c
                                                size_t n_inputs, void *const *outputs,
                                                size_t n_outputs, void *stream);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Reductions and composites                                                                 */
+
+/* A reduction of ir/Ops.def by its .kf name ("sum", "mean", "amax", "amin") of `x` over
+ * axes[0..n_axes) (negative axes count from the end; at least one; each dim at most once),
+ * keeping the reduced dims with size 1 when `keepdims` is nonzero: the same node as
+ * kfuse_graph_add_op(g, "sum", &x, 1, "axes=[-1], keepdims=true", out). The result has x's
+ * dtype. KFUSE_ERROR_UNKNOWN_OP for a name that is not an op, KFUSE_ERROR_INVALID_ARGUMENT
+ * for an op that is not a reduction or axes NULL with n_axes > 0, KFUSE_ERROR_TYPE for axes
+ * that do not fit x (out of range, named twice, none, amax/amin over an empty dim). */
+KFUSE_API kfuse_status kfuse_graph_add_reduction(kfuse_graph g, const char *op, kfuse_value x,
+                                                 const int64_t *axes, size_t n_axes,
+                                                 int keepdims, kfuse_value *out);
+/* The composites of ir/Composites.h (docs/api.md), expanded into the graph's ops as PyTorch
+ * and Hugging Face spell them; `out` is the final value. Shapes and dtypes that do not fit
+ * are KFUSE_ERROR_TYPE with a message naming the function and the shapes; an eps that is
+ * negative, not finite or beyond f32 is KFUSE_ERROR_INVALID_ARGUMENT. A refused call adds
+ * nothing to the graph.
+ *  - softmax / log_softmax of x over `axis` (torch.softmax, torch.log_softmax);
+ *  - rms_norm: Hugging Face's LlamaRMSNorm over the last axis; `w` (shape [N], x's dtype)
+ *    may be NULL for no weight;
+ *  - layer_norm: torch.nn.functional.layer_norm over the last axis; `w` and `b` may be
+ *    NULL (no scale, no shift);
+ *  - var_mean: torch.var_mean over axes[0..n_axes) with `correction` (1: unbiased). */
+KFUSE_API kfuse_status kfuse_graph_add_softmax(kfuse_graph g, kfuse_value x, int64_t axis,
+                                               kfuse_value *out);
+KFUSE_API kfuse_status kfuse_graph_add_log_softmax(kfuse_graph g, kfuse_value x, int64_t axis,
+                                                   kfuse_value *out);
+KFUSE_API kfuse_status kfuse_graph_add_rms_norm(kfuse_graph g, kfuse_value x, kfuse_value w,
+                                                double eps, kfuse_value *out);
+KFUSE_API kfuse_status kfuse_graph_add_layer_norm(kfuse_graph g, kfuse_value x, kfuse_value w,
+                                                  kfuse_value b, double eps, kfuse_value *out);
+KFUSE_API kfuse_status kfuse_graph_add_var_mean(kfuse_graph g, kfuse_value x,
+                                                const int64_t *axes, size_t n_axes,
+                                                double correction, int keepdims,
+                                                kfuse_value *var, kfuse_value *mean);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

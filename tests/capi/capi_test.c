@@ -390,6 +390,87 @@ static void test_parse(void) {
                "text", "NULL");
 }
 
+/* Reductions and composites on x = [[1, 2, 3], [5, 5, 5]] (f32), run on the interpreter. */
+static void test_reductions(void) {
+  const int64_t xs[] = {2, 3}, ws[] = {3}, ws2[] = {2}, last[] = {-1}, first[] = {0};
+  const int64_t bad[] = {2}, twice[] = {1, -1};
+  const float x[] = {1, 2, 3, 5, 5, 5}, w[] = {1, 1, 2}, b[] = {0.5f, -1, 0};
+  const double e1 = 1.0 / (1 + exp(1.0) + exp(2.0)), r = 1 / sqrt(14.0 / 3 + 1e-6f);
+  const double want[8][6] = {{6, 15}, {5, 5, 5}, {e1, e1 * exp(1.0), e1 * exp(2.0), 1. / 3,
+                             1. / 3, 1. / 3}, {log(e1), log(e1) + 1, log(e1) + 2, -log(3.0),
+                             -log(3.0), -log(3.0)}, {r, 2 * r, 6 * r, 1, 1, 2},
+                             {0.5 - 1.2247357, -1, 1.2247357, 0.5, -1, 0}, {1, 0}, {2, 5}};
+  const size_t count[8] = {2, 3, 6, 6, 6, 6, 2, 2};
+  kfuse_graph g = NULL;
+  kfuse_value xv, wv, bv, w2, v[8], junk;
+  float out[8][6];
+  void *outputs[8];
+  const void *inputs[3];
+  const char *text = NULL;
+  char before[4096];
+  size_t rank = 0, i, j;
+  int64_t dims[2] = {0, 0};
+  OK(kfuse_graph_create("red", &g));
+  OK(kfuse_graph_add_input(g, "x", KFUSE_F32, xs, 2, &xv));
+  OK(kfuse_graph_add_input(g, "w", KFUSE_F32, ws, 1, &wv));
+  OK(kfuse_graph_add_input(g, "b", KFUSE_F32, ws, 1, &bv));
+  OK(kfuse_graph_add_reduction(g, "sum", xv, last, 1, 0, &v[0]));
+  OK(kfuse_graph_add_reduction(g, "amax", xv, first, 1, 1, &v[1]));
+  OK(kfuse_value_shape(g, v[1], dims, 2, &rank));
+  CHECK(rank == 2 && dims[0] == 1 && dims[1] == 3);
+  OK(kfuse_graph_add_softmax(g, xv, -1, &v[2]));
+  OK(kfuse_graph_add_log_softmax(g, xv, 1, &v[3]));
+  OK(kfuse_graph_add_rms_norm(g, xv, wv, 1e-6, &v[4]));
+  OK(kfuse_graph_add_layer_norm(g, xv, NULL, bv, 1e-5, &v[5])); /* a bias, no scale */
+  OK(kfuse_graph_add_var_mean(g, xv, last, 1, 1.0, 0, &v[6], &v[7]));
+  for (i = 0; i < 8; ++i)
+    OK(kfuse_graph_add_output(g, v[i]));
+  OK(kfuse_graph_verify(g));
+  OK(kfuse_graph_print(g, &text));
+  CHECK(text && strstr(text, "sum %x, axes=[-1]  # f32[2]"));
+  CHECK(text && strstr(text, "amax %x, axes=[0], keepdims=true  # f32[1, 3]"));
+  inputs[0] = x;
+  inputs[1] = w;
+  inputs[2] = b;
+  for (i = 0; i < 8; ++i)
+    outputs[i] = out[i];
+  OK(kfuse_run_cpu(g, inputs, 3, outputs, 8));
+  for (i = 0; i < 8; ++i)
+    for (j = 0; j < count[i]; ++j)
+      if (fabs(out[i][j] - want[i][j]) > 1e-5 * (1 + fabs(want[i][j]))) {
+        fprintf(stderr, "reductions: output %u element %u: %g, want %g\n", (unsigned)i,
+                (unsigned)j, out[i][j], want[i][j]);
+        ++failures;
+      }
+  /* Errors: the right code, a message naming the op and the shape, the graph unchanged. */
+  OK(kfuse_graph_add_input(g, "w2", KFUSE_F32, ws2, 1, &w2));
+  OK(kfuse_graph_print(g, &text));
+  memset(before, 0, sizeof before);
+  strncpy(before, text ? text : "", sizeof before - 1);
+  expect_error("reduce: not a reduction",
+               kfuse_graph_add_reduction(g, "add", xv, last, 1, 0, &junk),
+               KFUSE_ERROR_INVALID_ARGUMENT, "'add' is not a reduction", NULL);
+  expect_error("reduce: unknown op", kfuse_graph_add_reduction(g, "summ", xv, last, 1, 0, &junk),
+               KFUSE_ERROR_UNKNOWN_OP, "summ", NULL);
+  expect_error("reduce: axis", kfuse_graph_add_reduction(g, "mean", xv, bad, 1, 0, &junk),
+               KFUSE_ERROR_TYPE, "mean: axis 2 is out of range", "f32[2, 3]");
+  expect_error("reduce: no axes", kfuse_graph_add_reduction(g, "sum", xv, NULL, 0, 0, &junk),
+               KFUSE_ERROR_TYPE, "axes=[]", NULL);
+  expect_error("reduce: axes NULL", kfuse_graph_add_reduction(g, "sum", xv, NULL, 1, 0, &junk),
+               KFUSE_ERROR_INVALID_ARGUMENT, "axes is NULL", NULL);
+  expect_error("rms_norm: w", kfuse_graph_add_rms_norm(g, xv, w2, 1e-6, &junk), KFUSE_ERROR_TYPE,
+               "rms_norm: w f32[2] must be [3]", "x f32[2, 3]");
+  expect_error("layer_norm: eps", kfuse_graph_add_layer_norm(g, xv, NULL, NULL, -1, &junk),
+               KFUSE_ERROR_INVALID_ARGUMENT, "layer_norm: eps", NULL);
+  expect_error("softmax: axis", kfuse_graph_add_softmax(g, xv, 2, &junk), KFUSE_ERROR_TYPE,
+               "softmax: axis 2", NULL);
+  expect_error("var_mean: twice", kfuse_graph_add_var_mean(g, xv, twice, 2, 1, 0, &junk, &junk),
+               KFUSE_ERROR_TYPE, "var_mean: axis", "twice");
+  OK(kfuse_graph_print(g, &text));
+  CHECK(text && strcmp(text, before) == 0);
+  OK(kfuse_graph_destroy(g));
+}
+
 static void test_device_absent_or_present(kfuse_graph g) {
   /* Without a GPU every GPU call says so with its own code; with one, this passes too. */
   const char *name = NULL;
@@ -438,6 +519,7 @@ int main(void) {
     OK(kfuse_graph_destroy(e));
   }
   test_parse();
+  test_reductions();
   test_device_absent_or_present(g);
   OK(kfuse_graph_destroy(g));
   if (failures) {
