@@ -135,7 +135,10 @@ TensorType Graph::inferComplete(OpKind kind, llvm::ArrayRef<Operand> ops, const 
     requireTensor(kind, ops[0], 0);
     const TensorType &in = ops[0].node->type();
     AxisMask mask = reductionMask(kind, in, attrs.getInts(Attr::Axes));
-    return TensorType{in.dtype, reducedShape(in.shape, mask, attrs.getBool(Attr::Keepdims))};
+    Shape out = reducedShape(in.shape, mask, attrs.getBool(Attr::Keepdims));
+    // Reducing an empty axis leaves the other dims: [2^40, 0, 2^40] -> [2^40, 2^40].
+    checkShape(op, out);
+    return TensorType{in.dtype, out};
   }
   }
   fail("{}: unsupported op", op);
