@@ -28,10 +28,19 @@ AxisMask checkedAxes(std::string_view fn, OpKind k, Value x, const IntList &axes
   }
 }
 
+/// The reduced values of x over `mask` fit a tensor: reducing an empty axis keeps the other
+/// dims, whose product may pass 2^48 ([2^40, 0, 2^40] -> [2^40, 1, 2^40]). Every other
+/// intermediate of a composite has x's shape or this one, so checking it first means no
+/// node is added by a call that fails.
+void checkReducedShape(std::string_view fn, Value x, const AxisMask &mask) {
+  checkShape(fn, reducedShape(x.type().shape, mask, true));
+}
+
 /// x has a last axis to normalize over; returns its size.
 int64_t lastDim(std::string_view fn, Value x) {
   if (x.type().rank() == 0)
     fail("{}: x {} has no last axis to normalize over (rank 0)", fn, x.type().str());
+  checkReducedShape(fn, x, checkedAxes(fn, OpKind::Mean, x, {-1}));
   return x.type().shape.back();
 }
 
@@ -58,7 +67,7 @@ void checkEps(std::string_view fn, double eps) {
 Value shifted(std::string_view fn, Value x, int64_t axis) {
   if (x.type().rank() == 0)
     fail("{}: x {} has no axis to reduce (rank 0)", fn, x.type().str());
-  checkedAxes(fn, OpKind::Amax, x, {axis});
+  checkReducedShape(fn, x, checkedAxes(fn, OpKind::Amax, x, {axis}));
   return x - amax(x, {axis}, true);
 }
 
@@ -124,6 +133,7 @@ Value layer_norm(Value x, const LayerNormOptions &o) { return layerNorm(x, o.w, 
 
 std::pair<Value, Value> var_mean(Value x, IntList axes, double correction, bool keepdims) {
   AxisMask mask = checkedAxes("var_mean", OpKind::Mean, x, axes);
+  checkReducedShape("var_mean", x, mask);
   if (!std::isfinite(correction))
     fail("var_mean: correction must be finite, got {} (x {})", correction, x.type().str());
   double n = 1;

@@ -418,6 +418,14 @@ TEST_CASE("composites: errors name the function and the shapes and change nothin
   CHECK_THROWS_WITH(var_mean(x, {1, -1}), Catch::StartsWith("var_mean: axis 1 is named twice"));
   CHECK_THROWS_WITH(var_mean(x, {}), Catch::StartsWith("var_mean: axes=[] names no axis"));
   CHECK_THROWS_WITH(var_mean(x, {0}, kInf), Catch::StartsWith("var_mean: correction must be"));
+  // An empty axis between huge ones: the reduced shape [2^40, 1, 2^40] is past 2^48
+  // elements; the 16-bit form would cast first, so the check must come before any node.
+  auto huge = g.input("huge", bf16, {int64_t(1) << 40, 0, int64_t(1) << 40});
+  before = g.numNodes();
+  const char *tooMany = "shape [1099511627776, 1, 1099511627776] has more than 2^48 elements";
+  CHECK_THROWS_WITH(var_mean(huge, {1}), Equals(std::string("var_mean: ") + tooMany));
+  CHECK_THROWS_WITH(sum(huge, {1}),
+                    Catch::StartsWith("sum: shape [1099511627776, 1099511627776] has more"));
   CHECK(g.numNodes() == before); // nothing was added by a refused call
   // Empty rows are fine where the reduction allows them (mean of nothing is NaN, no element
   // is produced), and the graph still verifies.
