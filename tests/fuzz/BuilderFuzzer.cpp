@@ -4,6 +4,8 @@
 //   tensor/scalar, scalar/tensor or scalar/scalar   3 cast   4 matmul (trans_a, trans_b)
 //   5 output   6 Graph::create with any op, operand count and attributes   7 misuse: an
 //   operand from another graph, or unary()/binary() with an op of the wrong class.
+//   0xf0..0xf7 a reduction (op, operand, axes, keepdims)   0xf8..0xff a composite of
+//   ir/Composites.h (softmax, log_softmax, rms_norm, layer_norm, var_mean) on any values.
 // A call the API rejects must throw kfuse::Error and leave the graph as it was; whatever was
 // built must then pass FuzzCheck (verify, text round trip, -O2 pipeline, report, codegen).
 // Set KFUSE_FUZZ_TRACE=1 to print each call (turns a crash input into a readable repro).
@@ -36,6 +38,7 @@ const OpKind kUnary[] = {
 #define KF_IS_Source(E)
 #define KF_IS_Cast(E)
 #define KF_IS_Contraction(E)
+#define KF_IS_Reduction(E)
 #include "ir/Ops.def"
 };
 const OpKind kBinary[] = {
@@ -45,6 +48,7 @@ const OpKind kBinary[] = {
 #define KF_IS2_Source(E)
 #define KF_IS2_Cast(E)
 #define KF_IS2_Contraction(E)
+#define KF_IS2_Reduction(E)
 #include "ir/Ops.def"
 };
 const OpKind kAll[] = {
@@ -61,6 +65,7 @@ const UnaryFn kUnaryFns[] = {
 #define KF_FN_Source(name)
 #define KF_FN_Cast(name)
 #define KF_FN_Contraction(name)
+#define KF_FN_Reduction(name)
 #include "ir/Ops.def"
 };
 struct BinaryFns {
@@ -77,6 +82,24 @@ const BinaryFns kBinaryFns[] = {
 #define KF_BF_Source(name)
 #define KF_BF_Cast(name)
 #define KF_BF_Contraction(name)
+#define KF_BF_Reduction(name)
+#include "ir/Ops.def"
+};
+
+using ReduceFn = Value (*)(Value, IntList, bool);
+struct ReductionFn {
+  const char *name;
+  ReduceFn fn;
+};
+const ReductionFn kReductionFns[] = {
+#define KF_OP(E, name, arity, cls) KF_RF_##cls(name)
+#define KF_RF_Reduction(name)                                                                      \
+  {#name, [](Value a, IntList axes, bool keep) { return name(a, axes, keep); }},
+#define KF_RF_Unary(name)
+#define KF_RF_Binary(name)
+#define KF_RF_Source(name)
+#define KF_RF_Cast(name)
+#define KF_RF_Contraction(name)
 #include "ir/Ops.def"
 };
 
@@ -110,6 +133,14 @@ Attrs randomAttrs(Reader &r) {
     }
   }
   return attrs;
+}
+
+/// Up to 3 axes in -5..5 (0 axes: the empty list), any order, repeats possible.
+IntList randomAxes(Reader &r) {
+  IntList axes;
+  for (int i = 0, n = r.byte() % 4; i < n; ++i)
+    axes.push_back(int8_t(r.byte()) % 6);
+  return axes;
 }
 
 constexpr size_t kMaxCalls = 128;
@@ -171,7 +202,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<Node *> pool; // every value built so far
   auto pick = [&](uint8_t b) -> Node * { return pool.empty() ? nullptr : pool[b % pool.size()]; };
   for (size_t call = 0; call < kMaxCalls && !r.done(); ++call) {
-    uint8_t op = r.byte() % 8;
+    // 0xf0..0xf7 a reduction, 0xf8..0xff a composite; other bytes the ops below, % 8.
+    uint8_t opByte = r.byte();
+    uint8_t op = opByte >= 0xf0 ? 8 + (opByte >= 0xf8) : opByte % 8;
     std::string before = trace ? printGraph(g) : std::string();
     size_t nodesBefore = g.numNodes(), outputsBefore = g.outputs().size();
     try {
@@ -243,6 +276,45 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           std::fprintf(stderr, "create(%s, %zu operands, %zu attributes)\n", opName(k).data(),
                        ops.size(), attrs.size());
         pool.push_back(g.create(k, ops, attrs));
+      } else if (op == 8) {
+        const ReductionFn &f =
+            kReductionFns[r.byte() % (sizeof kReductionFns / sizeof kReductionFns[0])];
+        Node *a = pick(r.byte());
+        IntList axes = randomAxes(r);
+        bool keep = r.byte() & 1;
+        if (trace)
+          std::fprintf(stderr, "%s(%u, axes=%s, keepdims=%d)\n", f.name, a->id(),
+                       AttrValue(axes).str().c_str(), keep);
+        pool.push_back(f.fn(a, axes, keep));
+      } else if (op == 9) {
+        static const double kEps[] = {1e-5, 1e-6, 0.0, -1.0, kInf, 1e39, 0.5, 1e-30};
+        static const double kCorrection[] = {1, 0, 2, -1, 0.5, kInf, 100, 1};
+        uint8_t which = r.byte() % 7;
+        Node *x = pick(r.byte()), *w = pick(r.byte()), *b = pick(r.byte());
+        int64_t axis = int8_t(r.byte()) % 4;
+        double eps = kEps[r.byte() % 8];
+        if (trace)
+          std::fprintf(stderr, "composite %u (x %u, w %u, b %u, axis %lld, eps %g)\n", which,
+                       x->id(), w->id(), b->id(), static_cast<long long>(axis), eps);
+        if (which == 0)
+          pool.push_back(softmax(x, axis));
+        else if (which == 1)
+          pool.push_back(log_softmax(x, axis));
+        else if (which == 2)
+          pool.push_back(rms_norm(x, w, eps));
+        else if (which == 3)
+          pool.push_back(rms_norm(x, eps));
+        else if (which == 4)
+          pool.push_back(layer_norm(x, w, b, eps));
+        else if (which == 5)
+          pool.push_back(layer_norm(x, w, eps));
+        else {
+          IntList axes = randomAxes(r);
+          double c = kCorrection[r.byte() % 8];
+          auto [var, mean] = var_mean(x, axes, c, r.byte() & 1);
+          pool.push_back(var);
+          pool.push_back(mean);
+        }
       } else {
         uint8_t b = r.byte();
         if (trace)
