@@ -279,7 +279,8 @@ private:
       // rms norm (x * rsqrt(mean(x*x) + eps)), often scaled by a weight of the last dim.
       Value sq = g_->binary(OpKind::Mul, Operand(a), Operand(a));
       Value v = g_->reduce(OpKind::Mean, sq, {-1}, true);
-      Value r = g_->unary(OpKind::Rsqrt, g_->binary(OpKind::Add, Operand(v), Operand::literal(eps)));
+      Value r =
+          g_->unary(OpKind::Rsqrt, g_->binary(OpKind::Add, Operand(v), Operand::literal(eps)));
       Value y = g_->binary(OpKind::Mul, Operand(a), Operand(r));
       if (chance(0.6))
         y = g_->binary(OpKind::Mul, Operand(newInput({a->shape().back()}, a->dtype())),
