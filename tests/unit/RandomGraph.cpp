@@ -122,13 +122,13 @@ private:
     static const OpKind all[] = {OpKind::Neg,  OpKind::Abs,   OpKind::Exp,      OpKind::Log,
                                  OpKind::Sqrt, OpKind::Rsqrt, OpKind::Tanh,     OpKind::Sigmoid,
                                  OpKind::Relu, OpKind::Gelu,  OpKind::GeluTanh, OpKind::Silu};
+    int what = pick(0, 99);
     Node *a = recent();
     // Only with reductions on: the random stream (and so every graph) stays as it was without.
     if (o_.reductions && a->shape().size() >= 1 && chance(0.22)) {
       reductionStep(a);
       return;
     }
-    int what = pick(0, 99);
     if (what < 26) {
       push(o_.unboundedOps ? g_->unary(all[pick(0, 11)], a) : g_->unary(bounded[pick(0, 7)], a));
     } else if (what < 34) {
