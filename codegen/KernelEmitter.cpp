@@ -1,6 +1,7 @@
 #include "codegen/KernelEmitter.h"
 
 #include "codegen/GemmCodegen.h"
+#include "codegen/ReduceCodegen.h"
 
 #include <algorithm>
 
@@ -76,14 +77,53 @@ public:
   }
 };
 
+/// Reductions with their prologue and epilogue (codegen/ReduceSpec.h): a group of threads
+/// per row, rows in a grid-stride loop over blocks of whole rows.
+class ReduceEmitter final : public KernelEmitter {
+public:
+  void emit(Emitter &e, const KernelSpec &k, const CodegenOptions &) const override {
+    emitReduceKernel(e, k);
+  }
+  LaunchConfig launch(const KernelSpec &k, unsigned, uint64_t maxBlocks) const override {
+    const ReduceSpec &r = *k.reduce();
+    LaunchConfig c;
+    c.block = r.block;
+    uint64_t rowBlocks = (uint64_t(r.rows) + r.rowsPerBlock() - 1) / r.rowsPerBlock();
+    // maxBlocks counts blocks of the default 256 threads: as many threads in flight.
+    uint64_t cap = std::max<uint64_t>(1, maxBlocks * 256 / r.block);
+    c.grid = std::max<uint64_t>(1, std::min(rowBlocks, cap));
+    return c;
+  }
+  std::vector<KernelParam> params(const KernelSpec &k) const override {
+    std::vector<KernelParam> out = pointerParams(k);
+    const ReduceSpec &r = *k.reduce();
+    if (r.inner && r.vec > 1) // contiguous rows are read and written in vectors
+      for (KernelParam &p : out) {
+        const SpecTensor &t = p.output ? k.outputs[p.index].tensor : k.inputs[p.index];
+        bool contig = true;
+        for (size_t d = 0; d < t.aligned.size(); ++d)
+          if (r.mask[d] && k.iterShape[d] != 1 && t.aligned[d] != k.iterShape[d])
+            contig = false;
+        bool perRow = p.output && r.rowOp[k.outputs[p.index].op];
+        p.aligned16 = contig && !perRow;
+      }
+    return out;
+  }
+  double flops(const KernelSpec &k) const override {
+    return static_cast<double>(k.ops.size()) * static_cast<double>(k.numel());
+  }
+};
+
 } // namespace
 
 const KernelEmitter &emitterFor(const KernelSpec &k) {
   static const PointwiseEmitter pointwise;
   static const GemmEmitter gemm;
+  static const ReduceEmitter reduce;
   struct Pick {
     const KernelEmitter &operator()(const Pointwise &) const { return pointwise; }
     const KernelEmitter &operator()(const GemmSpec &) const { return gemm; }
+    const KernelEmitter &operator()(const ReduceSpec &) const { return reduce; }
   };
   return std::visit(Pick{}, k.kind);
 }

@@ -74,6 +74,8 @@ static SpecTensor makeTensor(const Node *n, const Shape &iter, const NodePrinter
 const char *kindName(const KernelKind &k) {
   if (const GemmSpec *g = std::get_if<GemmSpec>(&k))
     return gemmKernelName(g->kernel);
+  if (std::holds_alternative<ReduceSpec>(k))
+    return "reduce";
   return "pointwise";
 }
 
@@ -245,16 +247,29 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
   if (region.kind == RegionKind::Gemm)
     addMatmul(k, region.anchor, target, tuning, allowTf32, opIndex, print);
   for (const Node *n : grp.nodes)
-    if (n != region.anchor)
-      addElementwise(k, n, opIndex, inputIndex, print);
+    if (region.kind != RegionKind::Gemm || n != region.anchor)
+      addElementwise(k, n, opIndex, inputIndex, print); // reductions too: one operand
   // Outputs: values read outside this kernel or that are graph outputs.
   for (const Node *n : grp.nodes) {
     bool leaves = g.isOutput(n);
     for (const Node *u : n->users())
       if (gr.groupOf.lookup(u) != gi)
         leaves = true;
-    if (leaves)
-      k.outputs.push_back({makeTensor(n, k.iterShape, print), opIndex[n]});
+    if (leaves) {
+      SpecTensor t = makeTensor(n, k.iterShape, print);
+      if (region.kind == RegionKind::Reduce && n->shape() != region.shape) {
+        // A per-row value (keepdims or not): one element per row, laid out as the rows are.
+        t.aligned = reducedShape(region.shape, region.mask, true);
+        t.full = false;
+      }
+      k.outputs.push_back({t, opIndex[n]});
+    }
+  }
+  if (region.kind == RegionKind::Reduce) {
+    std::vector<bool> rowOp;
+    for (const Node *n : grp.nodes)
+      rowOp.push_back(isReduction(n->kind()) || n->shape() != region.shape);
+    k.kind = makeReduceSpec(k, region.mask, std::move(rowOp));
   }
   requireBf16Arch(k, target);
   return k;

@@ -6,6 +6,7 @@
 /// arithmetic (stride 0 where a dim is 1) and never looks at the Graph again.
 #include "codegen/GemmSpec.h"
 #include "codegen/GemmTuning.h"
+#include "codegen/ReduceSpec.h"
 #include "ir/Graph.h"
 
 #include <cstdint>
@@ -60,8 +61,8 @@ struct LaunchConfig {
 
 /// An elementwise kernel: every op over the iteration shape, one element per step.
 struct Pointwise {};
-using KernelKind = std::variant<Pointwise, GemmSpec>;
-/// "pointwise" or the GEMM kernel's name ("wgmma", "tensor-core", ...).
+using KernelKind = std::variant<Pointwise, GemmSpec, ReduceSpec>;
+/// "pointwise", "reduce" or the GEMM kernel's name ("wgmma", "tensor-core", ...).
 const char *kindName(const KernelKind &k);
 
 struct KernelSpec {
@@ -72,13 +73,17 @@ struct KernelSpec {
   std::vector<SpecTensor> inputs;
   std::vector<SpecOp> ops;
   std::vector<SpecOutput> outputs;
-  /// The kernel's kind, a closed set (codegen/KernelEmitter.h emits each): Pointwise, or a
+  /// The kernel's kind, a closed set (codegen/KernelEmitter.h emits each): Pointwise, a
   /// GemmSpec when the region holds a matmul: then ops[0] is the matmul (args: inputs 0 and
-  /// 1, its A and B, read only by the GEMM) and the other ops are its epilogue.
+  /// 1, its A and B, read only by the GEMM) and the other ops are its epilogue; or a
+  /// ReduceSpec when it holds reductions (ops in program order; a per-row output's
+  /// `aligned` shape is S with the reduced axes as 1s).
   KernelKind kind;
   /// The GEMM of a Gemm kernel, null for any other kind.
   const GemmSpec *gemm() const { return std::get_if<GemmSpec>(&kind); }
   GemmSpec *gemm() { return std::get_if<GemmSpec>(&kind); }
+  /// The plan of a Reduce kernel, null for any other kind.
+  const ReduceSpec *reduce() const { return std::get_if<ReduceSpec>(&kind); }
 
   int64_t numel() const { return numElements(iterShape); }
   /// Bytes the kernel moves: each input tensor read once, each output written once (the

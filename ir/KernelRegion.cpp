@@ -1,6 +1,7 @@
 #include "ir/KernelRegion.h"
 
 #include <fmt/format.h>
+#include <llvm/ADT/SmallPtrSet.h>
 
 namespace kfuse {
 
@@ -10,13 +11,69 @@ RegionSummary RegionSummary::of(const Node *n) {
   if (n->kind() == OpKind::MatMul) {
     r.kind = RegionKind::Gemm;
     r.anchor = n;
+  } else if (isReduction(n->kind())) {
+    r.kind = RegionKind::Reduce;
+    r.anchor = n;
+    r.shape = n->operand(0).node->shape();
+    r.mask = reductionMask(n);
   }
   return r;
+}
+
+bool broadcastsOverRows(const RegionSummary &r, llvm::ArrayRef<int64_t> shape) {
+  if (shape.size() > r.shape.size())
+    return false;
+  Shape aligned(r.shape.size() - shape.size(), 1);
+  aligned.append(shape.begin(), shape.end());
+  return aligned == reducedShape(r.shape, r.mask, true);
+}
+
+/// A Reduce region and another region (Pointwise or Reduce): the other's ops must be over the
+/// reduction's input shape or over its per-row shape; two Reduce regions reduce alike.
+static FusionDecision joinReduce(const RegionSummary &red, const RegionSummary &other,
+                                 const Node *consumer) {
+  std::string who = consumer ? nodeLabel(consumer) : std::string("the other kernel");
+  if (other.kind == RegionKind::Reduce) {
+    if (other.shape != red.shape || other.mask != red.mask)
+      return FusionDecision::forbid(fmt::format(
+          "two reductions share a kernel only when they reduce the same axes of the same shape "
+          "({} reduces {}, {} reduces {})",
+          nodeLabel(red.anchor), shapeToString(red.shape), nodeLabel(other.anchor),
+          shapeToString(other.shape)));
+  } else if (other.shape != red.shape && !broadcastsOverRows(red, other.shape)) {
+    return FusionDecision::forbid(fmt::format(
+        "a reduction kernel iterates over {} and its rows {}; {} is {}", shapeToString(red.shape),
+        shapeToString(reducedShape(red.shape, red.mask, true)), who, shapeToString(other.shape)));
+  }
+  for (const Shape &sh : other.smaller)
+    if (!broadcastsOverRows(red, sh))
+      return FusionDecision::forbid(fmt::format(
+          "{} holds an op of shape {} recomputed for its broadcast, which a reduction kernel "
+          "over {} does not compute",
+          who, shapeToString(sh), shapeToString(red.shape)));
+  // An op over the whole shape that reads a reduced value must see it broadcast over rows:
+  // sum(x, axes=[1]) of [4, 4] read by an op of [4, 4] broadcasts along columns instead.
+  if (consumer && consumer->shape() == red.shape)
+    for (const Operand &o : consumer->operands())
+      if (o.node && isReduction(o.node->kind()) && o.node->shape() != red.shape &&
+          !broadcastsOverRows(red, o.node->shape()))
+        return FusionDecision::forbid(fmt::format(
+            "{} reads {} {} broadcast over {}, not over the rows the kernel reduces",
+            who, nodeLabel(o.node), shapeToString(o.node->shape()), shapeToString(red.shape)));
+  return FusionDecision::allow();
 }
 
 FusionDecision canJoin(const RegionSummary &a, const RegionSummary &b, const Node *consumer) {
   if (a.kind == RegionKind::Gemm && b.kind == RegionKind::Gemm)
     return FusionDecision::forbid("a matmul never fuses into another matmul kernel");
+  if ((a.kind == RegionKind::Gemm && b.kind == RegionKind::Reduce) ||
+      (a.kind == RegionKind::Reduce && b.kind == RegionKind::Gemm))
+    return FusionDecision::forbid(
+        "a reduction does not fuse with a matmul: the matmul's result is stored and read back");
+  if (a.kind == RegionKind::Reduce)
+    return joinReduce(a, b, consumer);
+  if (b.kind == RegionKind::Reduce)
+    return joinReduce(b, a, consumer);
   const RegionSummary *gemm = a.kind == RegionKind::Gemm ? &a : b.kind == RegionKind::Gemm ? &b : nullptr;
   if (gemm && a.shape != b.shape) {
     const RegionSummary &other = gemm == &a ? b : a;
@@ -32,7 +89,12 @@ FusionDecision canJoin(const RegionSummary &a, const RegionSummary &b, const Nod
 }
 
 RegionSummary join(const RegionSummary &a, const RegionSummary &b) {
-  return b.kind == RegionKind::Gemm ? b : a;
+  RegionSummary out = a.kind == RegionKind::Reduce ? a : b.kind != RegionKind::Pointwise ? b : a;
+  for (const RegionSummary *x : {&a, &b})
+    for (const Shape &sh : x->smaller)
+      if (sh != out.shape && llvm::find(out.smaller, sh) == out.smaller.end())
+        out.smaller.push_back(sh);
+  return out;
 }
 
 FusionDecision classifyRegion(llvm::ArrayRef<const Node *> nodes, RegionSummary *out) {
@@ -40,6 +102,57 @@ FusionDecision classifyRegion(llvm::ArrayRef<const Node *> nodes, RegionSummary 
   if (nodes.size() > kMaxRegionOps)
     return FusionDecision::forbid(fmt::format(
         "the kernel holds {} ops, more than the {} one kernel may hold", nodes.size(), kMaxRegionOps));
+  for (const Node *n : nodes)
+    if (isReduction(n->kind())) {
+      RegionSummary red = RegionSummary::of(n);
+      if (r.kind == RegionKind::Reduce && (red.shape != r.shape || red.mask != r.mask))
+        return FusionDecision::forbid(fmt::format(
+            "{} and {} reduce different axes or shapes ({} vs {})", nodeLabel(r.anchor),
+            nodeLabel(n), shapeToString(r.shape), shapeToString(red.shape)));
+      if (r.kind != RegionKind::Reduce)
+        r = red;
+    }
+  if (r.kind == RegionKind::Reduce) {
+    llvm::SmallPtrSet<const Node *, 16> in(nodes.begin(), nodes.end());
+    for (const Node *n : nodes) {
+      if (n->kind() == OpKind::MatMul)
+        return FusionDecision::forbid(fmt::format(
+            "{} is a matmul, and a reduction kernel holds no matmul", nodeLabel(n)));
+      if (!isElementwise(n->kind()) && !isReduction(n->kind()))
+        return FusionDecision::forbid(fmt::format(
+            "{} ({}) is not an op a generated kernel computes", nodeLabel(n), opName(n->kind())));
+      if (isReduction(n->kind()))
+        continue;
+      bool whole = n->shape() == r.shape;
+      if (!whole && !broadcastsOverRows(r, n->shape()))
+        return FusionDecision::forbid(fmt::format(
+            "{} is {}, neither the reduction kernel's shape {} nor its rows {}", nodeLabel(n),
+            shapeToString(n->shape()), shapeToString(r.shape),
+            shapeToString(reducedShape(r.shape, r.mask, true))));
+      for (const Operand &o : n->operands()) {
+        if (!o.node || !in.count(o.node) || o.node->shape() == r.shape)
+          continue;
+        if (!whole && !broadcastsOverRows(r, o.node->shape()))
+          return FusionDecision::forbid(fmt::format(
+              "{} is one value per row but reads {} {}, which is not", nodeLabel(n),
+              nodeLabel(o.node), shapeToString(o.node->shape())));
+        if (whole && !broadcastsOverRows(r, o.node->shape()))
+          return FusionDecision::forbid(fmt::format(
+              "{} reads {} {} broadcast over {}, not over the rows the kernel reduces",
+              nodeLabel(n), nodeLabel(o.node), shapeToString(o.node->shape()),
+              shapeToString(r.shape)));
+      }
+      if (!whole)
+        for (const Operand &o : n->operands())
+          if (o.node && in.count(o.node) && o.node->shape() == r.shape)
+            return FusionDecision::forbid(fmt::format(
+                "{} is one value per row but reads {} of the whole shape", nodeLabel(n),
+                nodeLabel(o.node)));
+    }
+    if (out)
+      *out = r;
+    return FusionDecision::allow();
+  }
   for (const Node *n : nodes) {
     if (n->kind() == OpKind::MatMul) {
       if (r.anchor)

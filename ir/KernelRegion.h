@@ -7,9 +7,15 @@
 ///    elementwise epilogue; codegen emits the matmul first, and an op before it in program
 ///    order, e.g. a recomputed broadcast operand, cannot read it);
 ///  - the ops' shapes broadcast to one iteration shape; a Gemm kernel iterates over its
-///    matmul's result.
+///    matmul's result;
+///  - a Reduce kernel holds reductions that all reduce the same axes of the same shape S
+///    (its iteration shape), and elementwise ops over S (before the reductions: a prologue;
+///    after, reading the reduced values broadcast back over the rows: an epilogue) or over
+///    the reduced shape with keepdims (math on the per-row values: mean + eps, rsqrt); an
+///    op over S reads a reduced value only where it broadcasts back over the rows.
 #include "ir/FusionDecision.h"
 #include "ir/Graph.h"
+#include "ir/Reduction.h"
 
 #include <llvm/ADT/ArrayRef.h>
 
@@ -33,16 +39,26 @@ inline constexpr size_t kMaxRegionTensors = 256;
 enum class RegionKind : uint8_t {
   Pointwise, ///< elementwise ops over one iteration shape
   Gemm,      ///< a matmul and its elementwise epilogue over the matmul's result
+  Reduce,    ///< reductions over the same axes of one shape, with elementwise ops around them
 };
 
 /// What a region is, as far as the kernel-kind rules care.
 struct RegionSummary {
   RegionKind kind = RegionKind::Pointwise;
-  const Node *anchor = nullptr; ///< Gemm: its matmul
-  Shape shape;                  ///< the iteration shape
+  const Node *anchor = nullptr; ///< Gemm: its matmul; Reduce: its first reduction
+  Shape shape;                  ///< the iteration shape (Reduce: the reductions' input)
+  AxisMask mask;                ///< Reduce: the reduced axes of `shape`
+  /// Shapes of ops smaller than `shape` that the region holds (producers recomputed in a
+  /// broadcasting consumer), at most a few: a Reduce kernel takes them only as per-row ops.
+  llvm::SmallVector<Shape, 1> smaller;
   /// The region of one node (its own kernel).
   static RegionSummary of(const Node *n);
 };
+
+/// Reduce kernels: whether a value of `shape`, read by an op over the region's shape,
+/// broadcasts as one value per row (aligned to the right, it is the region's shape with the
+/// reduced axes as 1s). The kernel's per-row ops and the values they read have such shapes.
+bool broadcastsOverRows(const RegionSummary &r, llvm::ArrayRef<int64_t> shape);
 
 /// Whether the kernels `a` and `b` may become one, by the kind rules alone (fusion adds its
 /// own: no cycle, epilogue operands read from memory). `consumer` names the node that

@@ -260,9 +260,14 @@ private:
       minPos_[i] = maxPos_[i] = static_cast<int>(i);
       pos_[nodes[i]] = static_cast<int>(i);
     }
-    for (size_t i = 0; i < n; ++i)
-      // A recomputed producer iterates over its consumer's shape (rootOf).
-      region_[i] = RegionSummary::of(nodes[i]->kind() == OpKind::MatMul ? nodes[i] : rootOf(nodes[i]));
+    for (size_t i = 0; i < n; ++i) {
+      // A recomputed producer iterates over its consumer's shape (rootOf), and its own
+      // smaller shape is kept for the kind rules.
+      Node *root = nodes[i]->kind() == OpKind::MatMul ? nodes[i] : rootOf(nodes[i]);
+      region_[i] = RegionSummary::of(root);
+      if (root != nodes[i] && nodes[i]->shape() != region_[i].shape)
+        region_[i].smaller.push_back(nodes[i]->shape());
+    }
     budget_.init(nodes, pos_, [&](const Node *x) { return outputs_.count(x) > 0; });
     for (auto &[c, r] : root_)
       unite(pos_.at(c), pos_.at(r));
@@ -323,7 +328,8 @@ private:
       llvm::SmallVector<int, 4> targets;
       for (Node *u : t->users()) {
         int r = find(pos_.at(u));
-        if (r == own || isGemm(r))
+        // Reduction kernels take their siblings through producer -> consumer edges only.
+        if (r == own || isGemm(r) || region_[r].kind == RegionKind::Reduce)
           continue;
         bool merged = false;
         for (int &tg : targets) {

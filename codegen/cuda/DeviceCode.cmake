@@ -11,7 +11,7 @@ set(KFUSE_DEVICE_FILES
   math_silu.cuh math_gelu.cuh math_gelu_tanh.cuh
   gemm_el.cuh load16.cuh smem_addr.cuh cp_async.cuh ldmatrix.cuh mma_sync.cuh tile_load.cuh
   mma_tf32.cuh gemm_tc.cuh gemm_simt.cuh gemv_nk.cuh gemv_kn.cuh
-  tma.cuh wgmma.cuh gemm_wgmma.cuh gemm_decode.cuh)
+  tma.cuh wgmma.cuh gemm_wgmma.cuh gemm_decode.cuh row_reduce.cuh)
 
 set(device_dir ${CMAKE_SOURCE_DIR}/codegen/cuda)
 # A file missing from the list would never reach a program: fail at configure time instead.

@@ -6,7 +6,7 @@
 //    within roundingTolerance of the loosest dtype;
 //  - 3,000 larger graphs (up to 40 ops, rank 4, dims up to 9, five outputs), the same way;
 //  - 3,000 graphs with reductions (sum/mean/amax/amin, softmax and norm patterns) through
-//    simplify, cse and dce the same way (fuse joins once kernel regions may hold reductions);
+//    the whole pipeline the same way, fuse included;
 //  - 600 graphs with unbounded ops (div, pow, raw exp/log/sqrt/rsqrt: NaN, Inf and -0 appear)
 //    through the whole pipeline, every pass bit for bit except simplify's rounding.
 // A failing graph is shrunk (tests/unit/Shrink.h) and saved as a .kf reproducer whose path
@@ -154,10 +154,8 @@ TEST_CASE("differential: 3,000 generated graphs with reductions through the pass
           "[random][interpret][differential][reduce]") {
   // Reductions over random axes, keepdims or not, and the softmax / norm patterns around them
   // (RandomGraphOptions::reductions), half of them in larger graphs (rank up to 4).
-  // The pipeline without 'fuse' for now: the verifier's region rule (ir/KernelRegion.h)
-  // does not accept a reduction in a kernel until fusion and codegen generate them. Add
-  // "fuse" back (use defaultPipeline()) when they do.
-  const std::vector<std::string> passes = {"simplify", "cse", "dce"};
+  // The whole -O2 pipeline, fuse included: reductions join kernels (ir/KernelRegion.h).
+  const std::vector<std::string> passes = defaultPipeline();
   auto t0 = std::chrono::steady_clock::now();
   Figures f;
   std::map<OpKind, size_t> kinds;

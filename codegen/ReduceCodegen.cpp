@@ -1,0 +1,430 @@
+#include "codegen/ReduceCodegen.h"
+
+#include "codegen/Emitter.h"
+#include "codegen/LineComment.h"
+#include "codegen/ScalarExpr.h"
+#include "ir/Error.h"
+
+#include <algorithm>
+
+namespace kfuse::codegen {
+
+namespace {
+
+class ReduceWriter {
+public:
+  ReduceWriter(Emitter &e, const KernelSpec &k) : e_(e), k_(k), r_(*k.reduce()) {
+    idx_ = k.wide() || r_.rows >= (int64_t(1) << 31) ? "unsigned long long" : "unsigned";
+    suffix_ = idx_ == "unsigned" ? "u" : "ull";
+    const size_t nin = k.inputs.size();
+    access_.resize(nin);
+    for (size_t j = 0; j < nin; ++j)
+      access_[j] = classify(k.inputs[j]);
+  }
+
+  void write() {
+    const unsigned T = r_.threads, R = r_.rowsPerBlock();
+    e_.openScope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", r_.block, k_.mangled,
+                 kernelPointerParams(k_));
+    e_.line("// Rows of {} elements ({} rows), {} threads per row, {} rows per block{}.", r_.cols,
+            r_.rows, T, R, r_.inner ? fmt::format(", {}-element vectors", r_.vec) : ", strided");
+    if (unsigned n = sharedFloats())
+      e_.line("__shared__ float red[{}];", n);
+    if (r_.inner)
+      e_.line("const unsigned l = threadIdx.x % {}u, r = threadIdx.x / {}u;", T, T);
+    else
+      e_.line("const unsigned r = threadIdx.x % {}u, l = threadIdx.x / {}u;", R, R);
+    e_.openScope("for ({0} base = ({0})blockIdx.x * {1}; base < {2}; base += ({0})gridDim.x * {1})",
+                 idx_, lit(R), lit(r_.rows));
+    e_.line("const {} m = base + r;", idx_);
+    e_.line("const bool live = m < {};", lit(r_.rows));
+    writeRowInputs();
+    if (r_.cache)
+      writeCacheLoads();
+    for (unsigned p = 0; p <= r_.phases(); ++p) {
+      if (p > 0)
+        writePhase(p);
+      writeRowOps(p);
+    }
+    writeEpilogue();
+    writeRowOutputs();
+    e_.closeScope();
+    e_.closeScope();
+  }
+
+private:
+  enum class Access { Row, Contig, Gather };
+
+  std::string lit(int64_t v) const { return fmt::format("{}{}", v, suffix_); }
+
+  Access classify(const SpecTensor &t) const {
+    bool allOne = true, contig = true;
+    for (size_t d = 0; d < t.aligned.size(); ++d)
+      if (r_.mask[d] && k_.iterShape[d] != 1) {
+        allOne &= t.aligned[d] == 1;
+        contig &= t.aligned[d] == k_.iterShape[d];
+      }
+    if (allOne)
+      return Access::Row;
+    return r_.inner && contig ? Access::Contig : Access::Gather;
+  }
+
+  /// The offset of tensor `t` (aligned to S) over the kept (`reduced` false) or reduced
+  /// dims, given the linear index `var` of the row (m) or of the element in the row (n).
+  std::string offset(const SpecTensor &t, bool reduced, const std::string &var) const {
+    const Shape &S = k_.iterShape;
+    std::vector<int64_t> stride(S.size(), 0);
+    int64_t s = 1;
+    for (size_t d = S.size(); d-- > 0;) {
+      stride[d] = t.aligned[d] == 1 ? 0 : s;
+      s *= t.aligned[d];
+    }
+    // Dims of this part innermost first, merged where both the part's index and the
+    // tensor's layout run on contiguously.
+    struct Group { int64_t size, inner, stride; };
+    std::vector<Group> groups;
+    int64_t inner = 1;
+    for (size_t d = S.size(); d-- > 0;) {
+      if (r_.mask[d] != reduced || S[d] == 1)
+        continue;
+      if (!groups.empty() && ((groups.back().stride == 0 && stride[d] == 0) ||
+                              (groups.back().stride != 0 &&
+                               groups.back().stride * groups.back().size == stride[d])))
+        groups.back().size *= S[d];
+      else
+        groups.push_back({S[d], inner, stride[d]});
+      inner *= S[d];
+    }
+    std::string sum;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (groups[g].stride == 0)
+        continue;
+      std::string c = groups[g].inner == 1 ? var : fmt::format("{} / {}", var, lit(groups[g].inner));
+      if (g + 1 < groups.size())
+        c = fmt::format("({}) % {}", c, lit(groups[g].size));
+      if (groups[g].stride != 1)
+        c = fmt::format("({}) * {}", c, lit(groups[g].stride));
+      sum += sum.empty() ? c : " + " + c;
+    }
+    return sum.empty() ? lit(0) : sum;
+  }
+
+  /// Shared memory for the combine across warps (inner, more than 32 threads per row) or
+  /// across a strided row's lanes: one slot per accumulator, row and slot.
+  unsigned slots() const { return r_.inner ? (r_.threads > 32 ? r_.threads / 32 : 0) : r_.threads; }
+  unsigned sharedFloats() const {
+    unsigned most = 0;
+    for (unsigned p = 1; p <= r_.phases(); ++p)
+      most = std::max(most, static_cast<unsigned>(reductionsOf(p).size()));
+    return slots() * r_.rowsPerBlock() * most;
+  }
+  std::vector<unsigned> reductionsOf(unsigned p) const {
+    std::vector<unsigned> out;
+    for (unsigned i = 0; i < k_.ops.size(); ++i)
+      if (isReduction(k_.ops[i].kind) && r_.phase[i] == p)
+        out.push_back(i);
+    return out;
+  }
+
+  /// A value this kernel stores in f16/bf16 and reads again is rounded where it is made, so
+  /// that every reader sees the stored tensor's numbers (as the elementwise kernels do).
+  bool stored16(unsigned oi) const {
+    bool stored = false, readLater = false;
+    for (const SpecOutput &o : k_.outputs)
+      stored |= o.op == oi && o.tensor.type.dtype != DType::F32;
+    for (size_t later = oi + 1; later < k_.ops.size() && !readLater; ++later)
+      for (const SpecRef &a : k_.ops[later].args)
+        readLater |= a.kind == SpecRef::Op && a.index == oi;
+    return stored && readLater;
+  }
+
+  /// Inputs that are one value per row, and the row offsets of gathered inputs: once a row.
+  void writeRowInputs() {
+    for (size_t j = 0; j < k_.inputs.size(); ++j) {
+      const SpecTensor &t = k_.inputs[j];
+      if (access_[j] == Access::Row)
+        e_.line("const float h{} = live ? {} : 0.0f;{}", j,
+                loadExpr(t.type.dtype, fmt::format("in{}[{}]", j, offset(t, false, "m"))),
+                lineComment(t.name));
+      else if (access_[j] == Access::Gather)
+        e_.line("const {} o{} = {};", idx_, j, offset(t, false, "m"));
+    }
+  }
+
+  /// Loads of vector step `jv` of every contiguous input `used` into v<j>[], as stored.
+  void writeVectorLoads(const std::vector<bool> &used, const std::string &n0) {
+    for (size_t j = 0; j < k_.inputs.size(); ++j) {
+      if (access_[j] != Access::Contig || !used[j])
+        continue;
+      const SpecTensor &t = k_.inputs[j];
+      size_t bytes = r_.vec * dtypeSize(t.type.dtype);
+      e_.line("alignas(16) {} v{}[{}];", storageType(t.type.dtype), j, r_.vec);
+      e_.line("*reinterpret_cast<{} *>(v{}) = *reinterpret_cast<const {} *>(in{} + ({}) + {});",
+              vecType(bytes), j, vecType(bytes), j, offset(t, false, "m"), n0);
+    }
+  }
+
+  void writeCacheLoads() {
+    e_.line("// The row's contiguous inputs, in registers for every phase.");
+    std::vector<bool> all(k_.inputs.size(), true);
+    for (size_t j = 0; j < k_.inputs.size(); ++j)
+      if (access_[j] == Access::Contig)
+        e_.line("float c{}[{}];", j, r_.steps * r_.vec);
+    e_.line("#pragma unroll");
+    e_.openScope("for (unsigned s = 0; s < {}u; ++s)", r_.steps);
+    e_.line("const {0} n0 = (({0})s * {1} + l) * {2};", idx_, lit(r_.threads), lit(r_.vec));
+    e_.openScope("if (live && n0 < {})", lit(r_.cols));
+    writeVectorLoads(all, "n0");
+    for (size_t j = 0; j < k_.inputs.size(); ++j)
+      if (access_[j] == Access::Contig)
+        e_.line("for (unsigned v = 0; v < {}u; ++v) c{}[s * {}u + v] = {};", r_.vec, j, r_.vec,
+                loadExpr(k_.inputs[j].type.dtype, fmt::format("v{}[v]", j)));
+    e_.closeScope();
+    e_.closeScope();
+  }
+
+  /// The element ops (not per row) that `roots` need, in program order.
+  std::vector<bool> elementClosure(const std::vector<unsigned> &roots) const {
+    std::vector<bool> need(k_.ops.size(), false);
+    std::vector<unsigned> stack(roots.begin(), roots.end());
+    while (!stack.empty()) {
+      unsigned i = stack.back();
+      stack.pop_back();
+      for (const SpecRef &a : k_.ops[i].args)
+        if (a.kind == SpecRef::Op && !r_.rowOp[a.index] && !need[a.index]) {
+          need[a.index] = true;
+          stack.push_back(a.index);
+        }
+    }
+    return need;
+  }
+
+  std::string arg(const SpecRef &a) const {
+    switch (a.kind) {
+    case SpecRef::Input:
+      return access_[a.index] == Access::Row ? fmt::format("h{}", a.index)
+                                             : fmt::format("e{}", a.index);
+    case SpecRef::Op:
+      return fmt::format("t{}", a.index);
+    case SpecRef::Literal:
+      return floatLiteral(a.literal);
+    }
+    return "";
+  }
+
+  /// `const float t<i> = ...;` for op i.
+  void writeOp(unsigned i) {
+    const SpecOp &op = k_.ops[i];
+    std::vector<std::string> a;
+    for (const SpecRef &x : op.args)
+      a.push_back(arg(x));
+    std::string expr = opExpr(op, a, k_.name);
+    if (stored16(i))
+      expr = loadExpr(op.dtype, storeExpr(op.dtype, expr));
+    e_.line("const float t{} = {};{}", i, expr, lineComment(op.text));
+  }
+
+  /// A loop over the thread's elements of the row; the body computes the element values
+  /// `need` from e<j> (each input's value at the element) and then runs `body`.
+  template <typename Body>
+  void forEachElement(const std::vector<bool> &need, const std::vector<unsigned> &roots, Body body) {
+    std::vector<bool> used(k_.inputs.size(), false);
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      if (need[i] || std::find(roots.begin(), roots.end(), i) != roots.end())
+        for (const SpecRef &a : k_.ops[i].args)
+          if (a.kind == SpecRef::Input)
+            used[a.index] = true;
+    auto element = [&](const std::string &n, const std::string &vi, const std::string &ci) {
+      for (size_t j = 0; j < k_.inputs.size(); ++j) {
+        if (!used[j] || access_[j] == Access::Row)
+          continue;
+        const SpecTensor &t = k_.inputs[j];
+        std::string v = access_[j] == Access::Gather
+                            ? loadExpr(t.type.dtype, fmt::format("in{}[o{} + {}]", j, j,
+                                                                 offset(t, true, n)))
+                        : r_.cache ? fmt::format("c{}[{}]", j, ci)
+                                   : loadExpr(t.type.dtype, fmt::format("v{}[{}]", j, vi));
+        e_.line("const float e{} = {};{}", j, v, lineComment(t.name));
+      }
+      for (unsigned i = 0; i < k_.ops.size(); ++i)
+        if (need[i])
+          writeOp(i);
+      body(n, vi);
+    };
+    if (r_.inner) {
+      e_.line("#pragma unroll");
+      e_.openScope("for (unsigned s = 0; s < {}u; ++s)", r_.steps);
+      e_.line("const {0} n0 = (({0})s * {1} + l) * {2};", idx_, lit(r_.threads), lit(r_.vec));
+      e_.openScope("if (live && n0 < {})", lit(r_.cols));
+      if (!r_.cache)
+        writeVectorLoads(used, "n0");
+      body.prologue();
+      e_.line("#pragma unroll");
+      e_.openScope("for (unsigned v = 0; v < {}u; ++v)", r_.vec);
+      e_.line("const {} n = n0 + v;", idx_);
+      e_.line("(void)n;");
+      element("n", "v", fmt::format("s * {}u + v", r_.vec));
+      e_.closeScope();
+      body.epilogue();
+      e_.closeScope();
+      e_.closeScope();
+    } else {
+      e_.openScope("for ({0} n = l; n < {1}; n += {2})", idx_, lit(r_.cols), lit(r_.threads));
+      e_.openScope("if (live)");
+      element("n", "0", "0");
+      e_.closeScope();
+      e_.closeScope();
+    }
+  }
+
+  static const char *combineName(OpKind k) {
+    return k == OpKind::Amax ? "max" : k == OpKind::Amin ? "min" : "sum";
+  }
+  static std::string combine(OpKind k, const std::string &a, const std::string &b) {
+    if (k == OpKind::Amax)
+      return fmt::format("kf_max({}, {})", a, b);
+    if (k == OpKind::Amin)
+      return fmt::format("kf_min({}, {})", a, b);
+    return fmt::format("{} + {}", a, b);
+  }
+
+  struct NoVector {
+    void prologue() {}
+    void epilogue() {}
+  };
+
+  void writePhase(unsigned p) {
+    std::vector<unsigned> reds = reductionsOf(p);
+    e_.line("// Phase {}: {} reduction{} over the row.", p, reds.size(), reds.size() == 1 ? "" : "s");
+    for (unsigned i : reds)
+      e_.line("float a{} = {};", i, floatLiteral(static_cast<float>(reductionIdentity(k_.ops[i].kind))));
+    std::vector<bool> need = elementClosure(reds);
+    struct Body : NoVector {
+      ReduceWriter *w;
+      std::vector<unsigned> reds;
+      void operator()(const std::string &, const std::string &) {
+        for (unsigned i : reds)
+          w->e_.line("a{} = {};", i, combine(w->k_.ops[i].kind, fmt::format("a{}", i), w->arg(w->k_.ops[i].args[0])));
+      }
+    } body;
+    body.w = this;
+    body.reds = reds;
+    forEachElement(need, reds, body);
+    // Across the row's threads: warp shuffles, then shared memory, in a fixed order.
+    const unsigned S = slots(), R = r_.rowsPerBlock();
+    if (r_.inner)
+      for (unsigned i : reds)
+        e_.line("a{0} = kf_warp_{1}<{2}>(a{0});", i, combineName(k_.ops[i].kind),
+                std::min(r_.threads, 32u));
+    if (S > 1) {
+      std::string slot = r_.inner ? "l / 32u" : "l";
+      if (r_.inner)
+        e_.openScope("if (l % 32u == 0)");
+      else
+        e_.openScope("");
+      for (size_t q = 0; q < reds.size(); ++q)
+        e_.line("red[({}u * {}u + r) * {}u + {}] = a{};", q, R, S, slot, reds[q]);
+      e_.closeScope();
+      e_.line("__syncthreads();");
+      for (size_t q = 0; q < reds.size(); ++q) {
+        unsigned i = reds[q];
+        e_.line("a{} = red[({}u * {}u + r) * {}u];", i, q, R, S);
+        e_.line("for (unsigned s = 1; s < {}u; ++s) a{} = {};", S, i,
+                combine(k_.ops[i].kind, fmt::format("a{}", i),
+                        fmt::format("red[({}u * {}u + r) * {}u + s]", q, R, S)));
+      }
+      e_.line("__syncthreads();");
+    }
+    for (unsigned i : reds) {
+      std::string v = k_.ops[i].kind == OpKind::Mean
+                          ? fmt::format("a{} / {}", i, floatLiteral(static_cast<float>(r_.cols)))
+                          : fmt::format("a{}", i);
+      if (stored16(i))
+        v = loadExpr(k_.ops[i].dtype, storeExpr(k_.ops[i].dtype, v));
+      e_.line("const float t{} = {};{}", i, v, lineComment(k_.ops[i].text));
+    }
+  }
+
+  /// The per-row ops (not reductions) known after phase p.
+  void writeRowOps(unsigned p) {
+    for (unsigned i = 0; i < k_.ops.size(); ++i)
+      if (r_.rowOp[i] && !isReduction(k_.ops[i].kind) && r_.phase[i] == p)
+        writeOp(i);
+  }
+
+  /// The values over S that leave the kernel.
+  void writeEpilogue() {
+    std::vector<unsigned> outs;
+    for (const SpecOutput &o : k_.outputs)
+      if (!r_.rowOp[o.op])
+        outs.push_back(o.op);
+    if (outs.empty())
+      return;
+    e_.line("// The outputs over the whole shape.");
+    std::vector<bool> need = elementClosure(outs);
+    for (unsigned i : outs)
+      need[i] = true;
+    struct Body {
+      ReduceWriter *w;
+      void prologue() {
+        for (size_t j = 0; j < w->k_.outputs.size(); ++j)
+          if (!w->r_.rowOp[w->k_.outputs[j].op])
+            w->e_.line("alignas(16) {} s{}[{}];", storageType(w->k_.outputs[j].tensor.type.dtype), j,
+                       w->r_.vec);
+      }
+      void operator()(const std::string &n, const std::string &vi) {
+        for (size_t j = 0; j < w->k_.outputs.size(); ++j) {
+          const SpecOutput &o = w->k_.outputs[j];
+          if (w->r_.rowOp[o.op])
+            continue;
+          std::string v = storeExpr(o.tensor.type.dtype, fmt::format("t{}", o.op));
+          if (w->r_.inner)
+            w->e_.line("s{}[{}] = {};", j, vi, v);
+          else
+            w->e_.line("out{}[{} + {}] = {};", j, w->offset(o.tensor, false, "m"),
+                       w->offset(o.tensor, true, n), v);
+        }
+      }
+      void epilogue() {
+        for (size_t j = 0; j < w->k_.outputs.size(); ++j) {
+          const SpecOutput &o = w->k_.outputs[j];
+          if (w->r_.rowOp[o.op])
+            continue;
+          size_t bytes = w->r_.vec * dtypeSize(o.tensor.type.dtype);
+          w->e_.line("*reinterpret_cast<{} *>(out{} + ({}) + n0) = *reinterpret_cast<const {} *>(s{});",
+                     vecType(bytes), j, w->offset(o.tensor, false, "m"), vecType(bytes), j);
+        }
+      }
+    } body{this};
+    forEachElement(need, outs, body);
+  }
+
+  void writeRowOutputs() {
+    bool any = false;
+    for (const SpecOutput &o : k_.outputs)
+      any |= r_.rowOp[o.op];
+    if (!any)
+      return;
+    e_.openScope("if (live && l == 0)");
+    for (size_t j = 0; j < k_.outputs.size(); ++j) {
+      const SpecOutput &o = k_.outputs[j];
+      if (r_.rowOp[o.op])
+        e_.line("out{}[{}] = {};{}", j, offset(o.tensor, false, "m"),
+                storeExpr(o.tensor.type.dtype, fmt::format("t{}", o.op)),
+                lineComment("output " + o.tensor.name));
+    }
+    e_.closeScope();
+  }
+
+  Emitter &e_;
+  const KernelSpec &k_;
+  const ReduceSpec &r_;
+  std::string idx_, suffix_;
+  std::vector<Access> access_;
+};
+
+} // namespace
+
+void emitReduceKernel(Emitter &e, const KernelSpec &k) { ReduceWriter(e, k).write(); }
+
+} // namespace kfuse::codegen

@@ -1,0 +1,94 @@
+#include "codegen/ReduceSpec.h"
+
+#include "codegen/KernelSpec.h"
+
+#include <algorithm>
+
+namespace kfuse::codegen {
+
+unsigned ReduceSpec::phases() const {
+  unsigned p = 0;
+  for (size_t i = 0; i < phase.size(); ++i)
+    if (rowOp[i])
+      p = std::max(p, phase[i]);
+  return p;
+}
+
+/// Whether tensor `t` (aligned to S) is read along the row contiguously: it has every
+/// reduced dim, and the reduced dims are S's innermost.
+static bool contiguousRow(const SpecTensor &t, const Shape &S, const AxisMask &mask) {
+  for (size_t d = 0; d < S.size(); ++d)
+    if (mask[d] && t.aligned[d] != S[d])
+      return false;
+  return true;
+}
+
+static unsigned nextPow2(int64_t v) {
+  unsigned p = 1;
+  while (p < v && p < (1u << 30))
+    p <<= 1;
+  return p;
+}
+
+ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp) {
+  ReduceSpec r;
+  const Shape &S = k.iterShape;
+  r.mask = std::move(mask);
+  r.rowOp = std::move(rowOp);
+  r.rows = r.cols = 1;
+  // Inner: no kept dim of size > 1 after a reduced one of size > 1.
+  bool seenReduced = false;
+  for (size_t d = 0; d < S.size(); ++d) {
+    if (r.mask[d])
+      r.cols *= S[d];
+    else
+      r.rows *= S[d];
+    if (S[d] == 1)
+      continue;
+    if (r.mask[d])
+      seenReduced = true;
+    else if (seenReduced)
+      r.inner = false;
+  }
+  // Phases: a reduction is known one phase after its operand; any other op when its
+  // operands are.
+  r.phase.assign(k.ops.size(), 0);
+  for (size_t i = 0; i < k.ops.size(); ++i) {
+    unsigned p = 0;
+    for (const SpecRef &a : k.ops[i].args)
+      if (a.kind == SpecRef::Op)
+        p = std::max(p, r.phase[a.index]);
+    r.phase[i] = isReduction(k.ops[i].kind) ? p + 1 : p;
+  }
+  if (!r.inner) {
+    // Rows side by side in the lanes of a warp (coalesced: the kept dims are innermost),
+    // 8 lanes splitting each row's elements.
+    r.threads = 8;
+    r.block = 256;
+    return r;
+  }
+  // Vectors: 16 bytes of the widest contiguous tensor, where every row starts aligned.
+  size_t widest = 0;
+  unsigned contiguousInputs = 0;
+  for (const SpecTensor &t : k.inputs)
+    if (contiguousRow(t, S, r.mask)) {
+      widest = std::max(widest, dtypeSize(t.type.dtype));
+      ++contiguousInputs;
+    }
+  for (const SpecOutput &o : k.outputs)
+    if (contiguousRow(o.tensor, S, r.mask))
+      widest = std::max(widest, dtypeSize(o.tensor.type.dtype));
+  r.vec = widest ? static_cast<unsigned>(16 / widest) : 1;
+  while (r.vec > 1 && r.cols % r.vec != 0)
+    r.vec /= 2;
+  // Threads per row: about 4 vectors each, from 1 (short rows, many per block) to 1024.
+  int64_t vectors = (r.cols + r.vec - 1) / r.vec;
+  r.threads = std::clamp(nextPow2((vectors + 3) / 4), 1u, 1024u);
+  r.block = std::max(256u, r.threads);
+  r.steps = static_cast<unsigned>((vectors + r.threads - 1) / r.threads);
+  // Registers: at most 64 cached f32 values per thread.
+  r.cache = contiguousInputs > 0 && uint64_t(r.steps) * r.vec * contiguousInputs <= 64;
+  return r;
+}
+
+} // namespace kfuse::codegen

@@ -1,0 +1,51 @@
+#pragma once
+/// ReduceSpec: the plan of a Reduce kernel (ir/KernelRegion.h), the third kernel kind beside
+/// Pointwise and GemmSpec. Its iteration shape S is the reductions' input; the kernel sees S
+/// as M rows (the kept axes) of N elements (the reduced axes). Each row is taken by a group
+/// of `threads` threads, which
+///  - load the row's inputs (into registers when `cache`, so the later phases do not read
+///    memory again),
+///  - run the phases: phase p accumulates the reductions that read values of phase p-1
+///    (softmax: amax, then sum(exp(x - max))) in f32, combines each across the group
+///    (warp shuffles, then shared memory) in a fixed order, and computes the per-row ops
+///    that follow,
+///  - then compute and store the values over S (the epilogue) and the per-row outputs.
+/// `inner`: the reduced axes are the innermost, so a row is contiguous: the group's threads
+/// split it in 16-byte vectors (`vec` elements). Otherwise (column reductions) each row is
+/// strided: the group's lanes are rows side by side, so their loads coalesce, and `threads`
+/// lanes split each row's elements.
+#include "ir/Reduction.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kfuse::codegen {
+
+struct KernelSpec;
+
+struct ReduceSpec {
+  AxisMask mask;       ///< the reduced axes of S
+  int64_t rows = 0;    ///< M: the product of the kept dims
+  int64_t cols = 0;    ///< N: the product of the reduced dims
+  bool inner = true;   ///< the reduced axes are innermost (contiguous rows)
+  unsigned threads = 1; ///< threads per row (a power of two)
+  unsigned block = 256; ///< threads per block: block / threads rows side by side
+  unsigned vec = 1;     ///< elements per vector access of a contiguous row
+  unsigned steps = 0;   ///< inner: vector steps per thread and row, ceil(N / (threads * vec))
+  bool cache = false;   ///< inner: the row's contiguous inputs stay in registers
+  /// Per op of the spec: computed once per row (a reduction, or an op over the per-row
+  /// shape) rather than per element.
+  std::vector<bool> rowOp;
+  /// Per op: the phase after which its value is known (0: from the inputs alone; a
+  /// reduction: one more than its operand's).
+  std::vector<unsigned> phase;
+
+  unsigned rowsPerBlock() const { return block / threads; }
+  unsigned phases() const;
+};
+
+/// The plan of `k` (its ops, inputs and outputs set; `rowOp` given): the phases, the thread
+/// layout and the vector width.
+ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp);
+
+} // namespace kfuse::codegen

@@ -1,0 +1,147 @@
+// Reduction kernels on the GPU (codegen/ReduceSpec.h) against the float64 reference: the
+// composites (softmax, log_softmax, RMSNorm, LayerNorm, residual add + RMSNorm) fused into one
+// kernel, on rows that are not multiples of the vector width, N = 1, N = 262144, M = 1,
+// inputs with NaN and infinities, every dtype; column and multi-axis reductions; then 1,000
+// generated graphs with reductions, unfused and fused (quick mode: 40).
+#include "GpuHarness.h"
+
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "ir/Printer.h"
+#include "passes/Fusion.h"
+#include "unit/RandomGraph.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+
+using namespace kfuse;
+using namespace kfuse::gputest;
+
+namespace {
+
+struct Case {
+  const char *name;
+  std::function<void(Graph &, DType, int64_t, int64_t)> build;
+};
+
+const Case kCases[] = {
+    {"softmax", [](Graph &g, DType t, int64_t m, int64_t n) { g.output(softmax(g.input("x", t, {m, n}))); }},
+    {"log_softmax",
+     [](Graph &g, DType t, int64_t m, int64_t n) { g.output(log_softmax(g.input("x", t, {m, n}))); }},
+    {"rms_norm",
+     [](Graph &g, DType t, int64_t m, int64_t n) {
+       auto x = g.input("x", t, {m, n});
+       g.output(rms_norm(x, g.input("w", t, {n}), 1e-6));
+     }},
+    {"layer_norm",
+     [](Graph &g, DType t, int64_t m, int64_t n) {
+       auto x = g.input("x", t, {m, n});
+       g.output(layer_norm(x, g.input("w", t, {n}), g.input("b", t, {n}), 1e-5));
+     }},
+    {"add_rms_norm",
+     [](Graph &g, DType t, int64_t m, int64_t n) {
+       auto h = g.input("x", t, {m, n}) + g.input("r", t, {m, n});
+       g.output(h);
+       g.output(rms_norm(h, g.input("w", t, {n}), 1e-6));
+     }},
+};
+
+size_t kernelCount(const Graph &g) {
+  std::vector<int> seen;
+  size_t lone = 0;
+  for (const Node *n : g.nodes()) {
+    if (n->isInput())
+      continue;
+    if (n->kernel() < 0)
+      ++lone;
+    else if (std::find(seen.begin(), seen.end(), n->kernel()) == seen.end())
+      seen.push_back(n->kernel());
+  }
+  return seen.size() + lone;
+}
+
+} // namespace
+
+TEST_CASE("reductions: softmax, norms and residual + norm are one kernel, every dtype and "
+          "odd row",
+          "[gpu][reduce]") {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 1},    {3, 7},     {5, 1000}, {2, 4096},
+                                                {7, 1031}, {130, 33},  {1, 4096}, {64, 8192},
+                                                {1, scaled(262144, 8192)}, {300, 24}};
+  int checked = 0;
+  for (const Case &c : kCases)
+    for (DType t : {DType::F32, DType::BF16, DType::F16})
+      for (auto [m, n] : shapes) {
+        Graph g(c.name);
+        c.build(g, t, m, n);
+        fuseGraph(g);
+        INFO(c.name << " " << dtypeName(t) << " [" << m << ", " << n << "]\n" << printGraph(g));
+        CHECK(kernelCount(g) == 1);
+        CHECK(runAndCheck(g, 17 + checked, false) == "");
+        CHECK(runAndCheck(g, 31 + checked, true) == ""); // NaN and infinities among the inputs
+        ++checked;
+      }
+  CHECK(checked == 5 * 3 * 10);
+}
+
+TEST_CASE("reductions: every op over columns, several axes, keepdims or not, broadcast back",
+          "[gpu][reduce]") {
+  int checked = 0;
+  for (DType t : {DType::F32, DType::BF16})
+    for (OpKind k : {OpKind::Sum, OpKind::Mean, OpKind::Amax, OpKind::Amin})
+      for (const IntList &axes : {IntList{0}, IntList{-1}, IntList{0, 2}, IntList{1}, IntList{1, 2}})
+        for (bool keep : {false, true}) {
+          Graph g("r");
+          auto x = g.input("x", t, {37, 5, 19});
+          Value r = g.reduce(k, x, axes, keep);
+          g.output(r);
+          if (keep)
+            g.output(x - r); // broadcast back over the reduced axes
+          fuseGraph(g);
+          INFO(opName(k) << " axes " << AttrValue(axes).str() << " keepdims " << keep << "\n"
+                         << printGraph(g));
+          CHECK(kernelCount(g) == 1);
+          CHECK(runAndCheck(g, 5 + checked, checked % 3 == 0) == "");
+          ++checked;
+        }
+  CHECK(checked == 2 * 4 * 5 * 2);
+}
+
+TEST_CASE("GPU differential: 1,000 generated graphs with reductions, unfused and fused",
+          "[gpu][random][differential][reduce]") {
+  auto t0 = std::chrono::steady_clock::now();
+  test::RandomGraphOptions o = test::elementwiseOptions();
+  o.reductions = true;
+  size_t graphs = 0, runs = 0, mismatches = 0;
+  const uint64_t total = static_cast<uint64_t>(scaled(1000, 40));
+  for (uint64_t seed = 0; seed < total; ++seed) {
+    o.maxDim = seed % 10 == 9 ? 300 : 9;
+    o.maxRank = seed % 10 == 9 ? 2 : 3;
+    auto g = test::randomGraph(seed + 900000, o);
+    ++graphs;
+    for (bool fused : {false, true}) {
+      ++runs;
+      std::string m;
+      try {
+        auto h = g->clone();
+        if (fused)
+          fuseGraph(*h);
+        m = runAndCheck(*h, seed, seed % 4 == 0);
+      } catch (const Error &e) {
+        m = std::string("error: ") + e.what();
+      }
+      if (m.empty())
+        continue;
+      ++mismatches;
+      if (mismatches <= 5)
+        UNSCOPED_INFO("seed " << seed << (fused ? " fused" : " unfused") << ": " << m << "\n"
+                              << printGraph(*g));
+    }
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("GPU differential (reductions): %zu graphs, %zu runs, %zu mismatches, %.1f s\n",
+              graphs, runs, mismatches, secs);
+  CHECK(mismatches == 0);
+}

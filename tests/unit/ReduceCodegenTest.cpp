@@ -1,0 +1,111 @@
+// Reduce kernels before the GPU: what fusion makes of the composites (one kernel, its
+// phases and thread layout), and that the CUDA C of generated reduction graphs compiles with
+// NVRTC (the GPU suite checks the numbers: tests/gpu/ReductionGpuTest.cpp).
+#include "codegen/CudaCodegen.h"
+#include "codegen/KernelSpec.h"
+#include "compiler/Nvrtc.h"
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "passes/Fusion.h"
+#include "unit/RandomGraph.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kfuse;
+using namespace kfuse::codegen;
+
+namespace {
+std::vector<KernelSpec> fusedSpecs(Graph &g) {
+  fuseGraph(g);
+  verify(g);
+  return buildKernelSpecs(g);
+}
+} // namespace
+
+TEST_CASE("reduce specs: softmax is one kernel of two phases over cached contiguous rows",
+          "[reduce][codegen]") {
+  Graph g("softmax");
+  g.output(softmax(g.input("x", bf16, {64, 4096})));
+  std::vector<KernelSpec> specs = fusedSpecs(g);
+  REQUIRE(specs.size() == 1);
+  const ReduceSpec *r = specs[0].reduce();
+  REQUIRE(r);
+  CHECK(std::string(kindName(specs[0].kind)) == "reduce");
+  CHECK(r->rows == 64);
+  CHECK(r->cols == 4096);
+  CHECK(r->inner);
+  CHECK(r->vec == 8);               // 16 bytes of bf16
+  CHECK(r->threads * r->vec * r->steps >= 4096);
+  CHECK(r->cache);                  // the row is read from memory once
+  CHECK(r->phases() == 2);          // amax, then sum(exp(x - max))
+  CHECK(specs[0].inputs.size() == 1);
+  CHECK(specs[0].outputs.size() == 1);
+  CHECK(specs[0].bytesMoved() == 2 * 64 * 4096 * 2); // x read once, y written once
+}
+
+TEST_CASE("reduce specs: residual + RMSNorm is one kernel with two outputs; a column sum is "
+          "strided",
+          "[reduce][codegen]") {
+  Graph g("add_rms");
+  auto h = g.input("x", bf16, {8, 8192}) + g.input("r", bf16, {8, 8192});
+  g.output(h);
+  g.output(rms_norm(h, g.input("w", bf16, {8192})));
+  std::vector<KernelSpec> specs = fusedSpecs(g);
+  REQUIRE(specs.size() == 1);
+  REQUIRE(specs[0].reduce());
+  CHECK(specs[0].reduce()->phases() == 1);
+  CHECK(specs[0].outputs.size() == 2);
+  CHECK(specs[0].inputs.size() == 3);
+
+  Graph c("col");
+  c.output(sum(c.input("x", f32, {1000, 24}), {0}));
+  std::vector<KernelSpec> cs = fusedSpecs(c);
+  REQUIRE(cs.size() == 1);
+  REQUIRE(cs[0].reduce());
+  CHECK_FALSE(cs[0].reduce()->inner);
+  CHECK(cs[0].reduce()->rows == 24);
+  CHECK(cs[0].reduce()->cols == 1000);
+}
+
+TEST_CASE("reduce fusion: a reduced value broadcast along the other axis is not fused, with "
+          "its reason",
+          "[reduce][fusion]") {
+  Graph g("mis");
+  auto x = g.input("x", f32, {4, 4});
+  auto s = sum(x, {1}); // [4], which x - s broadcasts along columns
+  g.output(x - s);
+  FusionLog log;
+  fuseGraph(g, &log);
+  verify(g);
+  CHECK(log.str().find("not over the rows the kernel reduces") != std::string::npos);
+  CHECK(buildKernelSpecs(g).size() == 2);
+}
+
+TEST_CASE("reduce codegen: the kernels of 300 generated graphs with reductions compile",
+          "[reduce][codegen][nvrtc]") {
+  test::RandomGraphOptions o;
+  o.matmuls = false;
+  o.reductions = true;
+  std::vector<KernelSpec> all;
+  size_t reduceKernels = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    o.maxDim = seed % 5 == 4 ? 70 : 9;
+    auto g = test::randomGraph(seed + 4242, o);
+    std::vector<KernelSpec> specs = fusedSpecs(*g);
+    for (KernelSpec &k : specs) {
+      k.mangled = fmt::format("g{}_{}", seed, k.mangled); // one program: unique names
+      reduceKernels += k.reduce() != nullptr;
+      all.push_back(std::move(k));
+    }
+  }
+  CHECK(reduceKernels >= 200);
+  // In a few programs, so that NVRTC's time stays a few seconds.
+  for (size_t b = 0; b < all.size(); b += 400) {
+    std::vector<KernelSpec> batch(all.begin() + b, all.begin() + std::min(all.size(), b + 400));
+    std::string src = emitProgram(batch);
+    INFO(src.substr(0, 4000));
+    CHECK_NOTHROW(compiler::nvrtcCompile(src, "sm_90a", false));
+  }
+}
