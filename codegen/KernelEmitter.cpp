@@ -90,8 +90,8 @@ public:
     c.block = r.block;
     uint64_t rowBlocks = (uint64_t(r.rows) + r.rowsPerBlock() - 1) / r.rowsPerBlock();
     // maxBlocks counts blocks of the default 256 threads: as many threads in flight.
-    uint64_t cap = std::max<uint64_t>(1, maxBlocks * 256 / r.block);
-    c.grid = std::max<uint64_t>(1, std::min(rowBlocks, cap));
+    uint64_t cap = std::max<uint64_t>(1, maxBlocks * 256 / r.block / r.cluster);
+    c.grid = std::max<uint64_t>(1, std::min(rowBlocks, cap)) * r.cluster; // whole clusters
     return c;
   }
   std::vector<KernelParam> params(const KernelSpec &k) const override {

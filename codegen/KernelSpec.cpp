@@ -269,7 +269,7 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
     std::vector<bool> rowOp;
     for (const Node *n : grp.nodes)
       rowOp.push_back(isReduction(n->kind()) || n->shape() != region.shape);
-    k.kind = makeReduceSpec(k, region.mask, std::move(rowOp));
+    k.kind = makeReduceSpec(k, region.mask, std::move(rowOp), target.sm >= 90);
   }
   requireBf16Arch(k, target);
   return k;

@@ -18,13 +18,18 @@ public:
     suffix_ = idx_ == "unsigned" ? "u" : "ull";
     const size_t nin = k.inputs.size();
     access_.resize(nin);
-    for (size_t j = 0; j < nin; ++j)
+    cached_.resize(nin);
+    for (size_t j = 0; j < nin; ++j) {
       access_[j] = classify(k.inputs[j]);
+      cached_[j] = r_.cache && access_[j] == Access::Contig && k.inputs[j].full;
+    }
   }
 
   void write() {
     const unsigned T = r_.threads, R = r_.rowsPerBlock();
-    e_.openScope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", r_.block, k_.mangled,
+    const unsigned C = r_.cluster;
+    e_.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({})", r_.block,
+                 C > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", C) : std::string(), k_.mangled,
                  kernelPointerParams(k_));
     e_.line("// Rows of {} elements ({} rows), {} threads per row, {} rows per block{}.", r_.cols,
             r_.rows, T, R, r_.inner ? fmt::format(", {}-element vectors", r_.vec) : ", strided");
@@ -34,12 +39,20 @@ public:
       e_.line("const unsigned l = threadIdx.x % {}u, r = threadIdx.x / {}u;", T, T);
     else
       e_.line("const unsigned r = threadIdx.x % {}u, l = threadIdx.x / {}u;", R, R);
-    e_.openScope("for ({0} base = ({0})blockIdx.x * {1}; base < {2}; base += ({0})gridDim.x * {1})",
-                 idx_, lit(R), lit(r_.rows));
+    if (C > 1) {
+      e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C, r_.colsPerCta());
+      e_.line("const unsigned rank = kf_cluster_rank();");
+      e_.line("__shared__ float redc[{}];", std::max(1u, maxReductions()));
+      e_.openScope("for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})",
+                   idx_, lit(C), lit(r_.rows));
+    } else {
+      e_.openScope("for ({0} base = ({0})blockIdx.x * {1}; base < {2}; base += ({0})gridDim.x * {1})",
+                   idx_, lit(R), lit(r_.rows));
+    }
     e_.line("const {} m = base + r;", idx_);
     e_.line("const bool live = m < {};", lit(r_.rows));
     writeRowInputs();
-    if (r_.cache)
+    if (std::find(cached_.begin(), cached_.end(), true) != cached_.end())
       writeCacheLoads();
     for (unsigned p = 0; p <= r_.phases(); ++p) {
       if (p > 0)
@@ -112,12 +125,7 @@ private:
   /// Shared memory for the combine across warps (inner, more than 32 threads per row) or
   /// across a strided row's lanes: one slot per accumulator, row and slot.
   unsigned slots() const { return r_.inner ? (r_.threads > 32 ? r_.threads / 32 : 0) : r_.threads; }
-  unsigned sharedFloats() const {
-    unsigned most = 0;
-    for (unsigned p = 1; p <= r_.phases(); ++p)
-      most = std::max(most, static_cast<unsigned>(reductionsOf(p).size()));
-    return slots() * r_.rowsPerBlock() * most;
-  }
+  unsigned sharedFloats() const { return slots() * r_.rowsPerBlock() * maxReductions(); }
   std::vector<unsigned> reductionsOf(unsigned p) const {
     std::vector<unsigned> out;
     for (unsigned i = 0; i < k_.ops.size(); ++i)
@@ -152,9 +160,10 @@ private:
   }
 
   /// Loads of vector step `jv` of every contiguous input `used` into v<j>[], as stored.
-  void writeVectorLoads(const std::vector<bool> &used, const std::string &n0) {
+  /// Only the cached inputs when `fillCache`, only the others otherwise.
+  void writeVectorLoads(const std::vector<bool> &used, const std::string &n0, bool fillCache) {
     for (size_t j = 0; j < k_.inputs.size(); ++j) {
-      if (access_[j] != Access::Contig || !used[j])
+      if (access_[j] != Access::Contig || !used[j] || (cached_[j] != fillCache))
         continue;
       const SpecTensor &t = k_.inputs[j];
       size_t bytes = r_.vec * dtypeSize(t.type.dtype);
@@ -164,19 +173,36 @@ private:
     }
   }
 
+  /// `for (s ...) { n0 = ...; if (live && in the CTA's share) {`: vector step s of the
+  /// thread's elements of the row, n0 its first element's index in the row.
+  void openStep() {
+    e_.line("#pragma unroll");
+    e_.openScope("for (unsigned s = 0; s < {}u; ++s)", r_.steps);
+    e_.line("const {0} q0 = (({0})s * {1} + l) * {2};", idx_, lit(r_.threads), lit(r_.vec));
+    if (r_.cluster > 1)
+      e_.line("const {0} n0 = ({0})rank * {1} + q0;", idx_, lit(r_.colsPerCta()));
+    else
+      e_.line("const {} n0 = q0;", idx_);
+    e_.openScope("if (live && q0 < {})", lit(r_.colsPerCta()));
+  }
+
+  unsigned maxReductions() const {
+    unsigned most = 0;
+    for (unsigned p = 1; p <= r_.phases(); ++p)
+      most = std::max(most, static_cast<unsigned>(reductionsOf(p).size()));
+    return most;
+  }
+
   void writeCacheLoads() {
     e_.line("// The row's contiguous inputs, in registers for every phase.");
     std::vector<bool> all(k_.inputs.size(), true);
     for (size_t j = 0; j < k_.inputs.size(); ++j)
-      if (access_[j] == Access::Contig)
+      if (cached_[j])
         e_.line("float c{}[{}];", j, r_.steps * r_.vec);
-    e_.line("#pragma unroll");
-    e_.openScope("for (unsigned s = 0; s < {}u; ++s)", r_.steps);
-    e_.line("const {0} n0 = (({0})s * {1} + l) * {2};", idx_, lit(r_.threads), lit(r_.vec));
-    e_.openScope("if (live && n0 < {})", lit(r_.cols));
-    writeVectorLoads(all, "n0");
+    openStep();
+    writeVectorLoads(all, "n0", true);
     for (size_t j = 0; j < k_.inputs.size(); ++j)
-      if (access_[j] == Access::Contig)
+      if (cached_[j])
         e_.line("for (unsigned v = 0; v < {}u; ++v) c{}[s * {}u + v] = {};", r_.vec, j, r_.vec,
                 loadExpr(k_.inputs[j].type.dtype, fmt::format("v{}[v]", j)));
     e_.closeScope();
@@ -242,7 +268,7 @@ private:
         std::string v = access_[j] == Access::Gather
                             ? loadExpr(t.type.dtype, fmt::format("in{}[o{} + {}]", j, j,
                                                                  offset(t, true, n)))
-                        : r_.cache ? fmt::format("c{}[{}]", j, ci)
+                        : cached_[j] ? fmt::format("c{}[{}]", j, ci)
                                    : loadExpr(t.type.dtype, fmt::format("v{}[{}]", j, vi));
         e_.line("const float e{} = {};{}", j, v, lineComment(t.name));
       }
@@ -252,12 +278,8 @@ private:
       body(n, vi);
     };
     if (r_.inner) {
-      e_.line("#pragma unroll");
-      e_.openScope("for (unsigned s = 0; s < {}u; ++s)", r_.steps);
-      e_.line("const {0} n0 = (({0})s * {1} + l) * {2};", idx_, lit(r_.threads), lit(r_.vec));
-      e_.openScope("if (live && n0 < {})", lit(r_.cols));
-      if (!r_.cache)
-        writeVectorLoads(used, "n0");
+      openStep();
+      writeVectorLoads(used, "n0", false);
       body.prologue();
       e_.line("#pragma unroll");
       e_.openScope("for (unsigned v = 0; v < {}u; ++v)", r_.vec);
@@ -335,6 +357,23 @@ private:
       }
       e_.line("__syncthreads();");
     }
+    if (r_.cluster > 1) {
+      // Across the cluster: each CTA's partial through distributed shared memory, in rank
+      // order; the second barrier keeps redc until every CTA has read it.
+      e_.openScope("if (threadIdx.x == 0)");
+      for (size_t q = 0; q < reds.size(); ++q)
+        e_.line("redc[{}] = a{};", q, reds[q]);
+      e_.closeScope();
+      e_.line("kf_cluster_sync();");
+      for (size_t q = 0; q < reds.size(); ++q) {
+        unsigned i = reds[q];
+        e_.line("a{} = kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), 0u));", i, q);
+        e_.line("for (unsigned c = 1; c < {}u; ++c) a{} = {};", r_.cluster, i,
+                combine(k_.ops[i].kind, fmt::format("a{}", i),
+                        fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), c))", q)));
+      }
+      e_.line("kf_cluster_sync();");
+    }
     for (unsigned i : reds) {
       std::string v = k_.ops[i].kind == OpKind::Mean
                           ? fmt::format("a{} / {}", i, floatLiteral(static_cast<float>(r_.cols)))
@@ -405,7 +444,7 @@ private:
       any |= r_.rowOp[o.op];
     if (!any)
       return;
-    e_.openScope("if (live && l == 0)");
+    e_.openScope("if (live && l == 0{})", r_.cluster > 1 ? " && rank == 0" : "");
     for (size_t j = 0; j < k_.outputs.size(); ++j) {
       const SpecOutput &o = k_.outputs[j];
       if (r_.rowOp[o.op])
@@ -421,6 +460,7 @@ private:
   const ReduceSpec &r_;
   std::string idx_, suffix_;
   std::vector<Access> access_;
+  std::vector<bool> cached_; ///< input j is held in registers (c<j>)
 };
 
 } // namespace

@@ -30,7 +30,8 @@ static unsigned nextPow2(int64_t v) {
   return p;
 }
 
-ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp) {
+ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp,
+                          bool clusters) {
   ReduceSpec r;
   const Shape &S = k.iterShape;
   r.mask = std::move(mask);
@@ -73,7 +74,7 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
   for (const SpecTensor &t : k.inputs)
     if (contiguousRow(t, S, r.mask)) {
       widest = std::max(widest, dtypeSize(t.type.dtype));
-      ++contiguousInputs;
+      contiguousInputs += t.full; // the cached ones: a weight shared by every row is not
     }
   for (const SpecOutput &o : k.outputs)
     if (contiguousRow(o.tensor, S, r.mask))
@@ -86,8 +87,28 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
   r.threads = std::clamp(nextPow2((vectors + 3) / 4), 1u, 1024u);
   r.block = std::max(256u, r.threads);
   r.steps = static_cast<unsigned>((vectors + r.threads - 1) / r.threads);
-  // Registers: at most 64 cached f32 values per thread.
-  r.cache = contiguousInputs > 0 && uint64_t(r.steps) * r.vec * contiguousInputs <= 64;
+  // Registers: at most 64 cached f32 values per thread, 24 in blocks of 1024 threads
+  // (which have 64 registers each; more spilled, measured with ptxas -v).
+  auto fits = [&](unsigned steps, unsigned block) {
+    uint64_t most = block >= 1024 ? 24 : 64;
+    return contiguousInputs > 0 && uint64_t(steps) * r.vec * contiguousInputs <= most;
+  };
+  r.cache = fits(r.steps, r.block);
+  // A row too long for one CTA's registers: split over a cluster of 2 to 8 CTAs of 512
+  // threads, each holding its share, where the shares are whole vectors.
+  if (!r.cache && clusters && contiguousInputs > 0 && r.threads == 1024)
+    for (unsigned c = 2; c <= 8; c *= 2) {
+      if (vectors % c != 0)
+        continue;
+      unsigned steps = static_cast<unsigned>((vectors / c + 511) / 512);
+      if (fits(steps, 512)) {
+        r.cluster = c;
+        r.threads = r.block = 512;
+        r.steps = steps;
+        r.cache = true;
+        break;
+      }
+    }
   return r;
 }
 

@@ -32,7 +32,13 @@ struct ReduceSpec {
   unsigned block = 256; ///< threads per block: block / threads rows side by side
   unsigned vec = 1;     ///< elements per vector access of a contiguous row
   unsigned steps = 0;   ///< inner: vector steps per thread and row, ceil(N / (threads * vec))
-  bool cache = false;   ///< inner: the row's contiguous inputs stay in registers
+  /// inner: the row's contiguous inputs over the whole shape stay in registers (a weight
+  /// shared by every row, like RMSNorm's, is read again from the caches instead)
+  bool cache = false;
+  /// inner: CTAs per row, one thread-block cluster (sm_90), each holding 1/cluster of the
+  /// row in registers and combining partials through distributed shared memory: rows too
+  /// long for one CTA's registers are still read from memory once.
+  unsigned cluster = 1;
   /// Per op of the spec: computed once per row (a reduction, or an op over the per-row
   /// shape) rather than per element.
   std::vector<bool> rowOp;
@@ -41,11 +47,14 @@ struct ReduceSpec {
   std::vector<unsigned> phase;
 
   unsigned rowsPerBlock() const { return block / threads; }
+  /// The elements of a row one CTA takes.
+  int64_t colsPerCta() const { return cols / cluster; }
   unsigned phases() const;
 };
 
 /// The plan of `k` (its ops, inputs and outputs set; `rowOp` given): the phases, the thread
-/// layout and the vector width.
-ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp);
+/// layout and the vector width; clusters where `clusters` (the target is sm_90 or newer).
+ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp,
+                          bool clusters);
 
 } // namespace kfuse::codegen

@@ -1,4 +1,4 @@
-// kfuse-provides: kf_ld_cluster_f32 kf_decode_epilogue kf_gemm_decode
+// kfuse-provides: kf_decode_epilogue kf_gemm_decode
 // kfuse-requires: smem_addr.cuh cp_async.cuh ldmatrix.cuh mma_sync.cuh tile_load.cuh tma.cuh
 
 // ---- Small-M (decode) tensor-core GEMM: C[M <= 16, N] = A[M, K] B[K, N] (+ epilogue).
@@ -11,16 +11,6 @@
 // the cluster's through distributed shared memory: rank r sums a 1/KS share of the M x BN
 // results over every rank (in rank order: deterministic) and applies the epilogue to each
 // exactly once. No global workspace, no atomics.
-static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
-#ifdef KF_CLUSTER
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
-  return v;
-#else
-  __trap();
-  return 0.0f;
-#endif
-}
 
 // Applies the epilogue to elements [e0, e1) (e = m * BN + column) of this CTA's M x BN
 // result, sum(e) giving each one's accumulated value, PER elements per thread: all of a

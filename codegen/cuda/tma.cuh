@@ -5,7 +5,7 @@
 // by the Hopper GEMM and the decode kernel; emitted once, before either.
 // kfuse-provides: kf_tmap kf_mbar_init kf_mbar_expect kf_mbar_arrive kf_mbar_wait kf_cluster_rank
 // kfuse-provides: kf_cluster_sync kf_cluster_sync_relaxed kf_cluster_addr kf_mbar_arrive_cluster
-// kfuse-provides: kf_tma3 kf_tma3_mc
+// kfuse-provides: kf_tma3 kf_tma3_mc kf_ld_cluster_f32
 
 // ---- TMA (sm_90): tensor maps, mbarriers, clusters, bulk tensor copies into shared memory.
 struct __align__(64) kf_tmap { unsigned long long v[16]; }; // a CUtensorMap, by value
@@ -44,6 +44,17 @@ static __device__ __forceinline__ void kf_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 #else
   __trap();
+#endif
+}
+// A float at a shared::cluster address (kf_cluster_addr): distributed shared memory.
+static __device__ __forceinline__ float kf_ld_cluster_f32(unsigned a) {
+#ifdef KF_CLUSTER
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
+  return v;
+#else
+  __trap();
+  return 0.0f;
 #endif
 }
 // The same barrier without memory ordering (the arrive is relaxed).
