@@ -257,7 +257,8 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
         leaves = true;
     if (leaves) {
       SpecTensor t = makeTensor(n, k.iterShape, print);
-      if (region.kind == RegionKind::Reduce && n->shape() != region.shape) {
+      if (region.kind == RegionKind::Reduce &&
+          (broadcastsOverRows(region, n->shape()) || valueLevel(region, n) == RegionValue::RowOnly)) {
         // A per-row value (keepdims or not): one element per row, laid out as the rows are.
         t.aligned = reducedShape(region.shape, region.mask, true);
         t.full = false;
@@ -268,7 +269,8 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
   if (region.kind == RegionKind::Reduce) {
     std::vector<bool> rowOp;
     for (const Node *n : grp.nodes)
-      rowOp.push_back(isReduction(n->kind()) || n->shape() != region.shape);
+      rowOp.push_back(valueLevel(region, n) == RegionValue::Row ||
+                      valueLevel(region, n) == RegionValue::RowOnly);
     k.kind = makeReduceSpec(k, region.mask, std::move(rowOp), target.sm >= 90);
   }
   requireBf16Arch(k, target);

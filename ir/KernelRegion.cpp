@@ -46,20 +46,20 @@ static FusionDecision joinReduce(const RegionSummary &red, const RegionSummary &
         shapeToString(reducedShape(red.shape, red.mask, true)), who, shapeToString(other.shape)));
   }
   for (const Shape &sh : other.smaller)
-    if (!broadcastsOverRows(red, sh))
+    if (std::optional<Shape> b = broadcastShapes(sh, red.shape); !b || *b != red.shape)
       return FusionDecision::forbid(fmt::format(
           "{} holds an op of shape {} recomputed for its broadcast, which a reduction kernel "
           "over {} does not compute",
           who, shapeToString(sh), shapeToString(red.shape)));
-  // An op over the whole shape that reads a reduced value must see it broadcast over rows:
-  // sum(x, axes=[1]) of [4, 4] read by an op of [4, 4] broadcasts along columns instead.
-  if (consumer && consumer->shape() == red.shape)
+  // The joining op must be able to read the reductions it reads: sum(x, axes=[1]) of [4, 4]
+  // read by an op of [4, 4] broadcasts along columns, not rows.
+  if (consumer)
     for (const Operand &o : consumer->operands())
-      if (o.node && isReduction(o.node->kind()) && o.node->shape() != red.shape &&
-          !broadcastsOverRows(red, o.node->shape()))
+      if (o.node && isReduction(o.node->kind()) &&
+          !canRead(valueLevel(red, consumer), valueLevel(red, o.node)))
         return FusionDecision::forbid(fmt::format(
             "{} reads {} {} broadcast over {}, not over the rows the kernel reduces",
-            who, nodeLabel(o.node), shapeToString(o.node->shape()), shapeToString(red.shape)));
+            who, nodeLabel(o.node), shapeToString(o.node->shape()), shapeToString(consumer->shape())));
   return FusionDecision::allow();
 }
 
@@ -97,6 +97,30 @@ RegionSummary join(const RegionSummary &a, const RegionSummary &b) {
   return out;
 }
 
+bool canRead(RegionValue reader, RegionValue value) {
+  if (value == RegionValue::None || value == RegionValue::RowOnly)
+    return false;
+  // A per-row op reads per-row values; a per-element one (over S or smaller) anything.
+  return reader == RegionValue::Row ? value == RegionValue::Row
+                                    : reader != RegionValue::None && reader != RegionValue::RowOnly;
+}
+
+RegionValue valueLevel(const RegionSummary &r, const Node *n) {
+  if (isReduction(n->kind()))
+    return broadcastsOverRows(r, n->shape()) ? RegionValue::Row : RegionValue::RowOnly;
+  if (n->shape() == r.shape)
+    return RegionValue::Element;
+  if (broadcastsOverRows(r, n->shape()))
+    return RegionValue::Row;
+  // A smaller value that varies only along kept axes (a [1] literal-like cast, a [M, 1]
+  // slice of a [B, M, 1] row shape): per row too.
+  Shape keep = reducedShape(r.shape, r.mask, true);
+  if (std::optional<Shape> k = broadcastShapes(n->shape(), keep); k && *k == keep)
+    return RegionValue::Row;
+  std::optional<Shape> b = broadcastShapes(n->shape(), r.shape);
+  return b && *b == r.shape ? RegionValue::Small : RegionValue::None;
+}
+
 FusionDecision classifyRegion(llvm::ArrayRef<const Node *> nodes, RegionSummary *out) {
   RegionSummary r;
   if (nodes.size() > kMaxRegionOps)
@@ -123,31 +147,35 @@ FusionDecision classifyRegion(llvm::ArrayRef<const Node *> nodes, RegionSummary 
             "{} ({}) is not an op a generated kernel computes", nodeLabel(n), opName(n->kind())));
       if (isReduction(n->kind()))
         continue;
-      bool whole = n->shape() == r.shape;
-      if (!whole && !broadcastsOverRows(r, n->shape()))
+      // Each op is computed per element (over S, or over a smaller shape that broadcasts
+      // to S: a weight's cast, computed again per element) or per row.
+      RegionValue level = valueLevel(r, n);
+      if (level == RegionValue::None)
         return FusionDecision::forbid(fmt::format(
-            "{} is {}, neither the reduction kernel's shape {} nor its rows {}", nodeLabel(n),
-            shapeToString(n->shape()), shapeToString(r.shape),
+            "{} is {}, neither the reduction kernel's shape {}, its rows {} nor a shape that "
+            "broadcasts to it",
+            nodeLabel(n), shapeToString(n->shape()), shapeToString(r.shape),
             shapeToString(reducedShape(r.shape, r.mask, true))));
-      for (const Operand &o : n->operands()) {
-        if (!o.node || !in.count(o.node) || o.node->shape() == r.shape)
-          continue;
-        if (!whole && !broadcastsOverRows(r, o.node->shape()))
+      if (level == RegionValue::Small) { // computed per element: never stored
+        bool leaves = n->graph().isOutput(n);
+        for (const Node *u : n->users())
+          leaves |= !in.count(u);
+        if (leaves)
           return FusionDecision::forbid(fmt::format(
-              "{} is one value per row but reads {} {}, which is not", nodeLabel(n),
-              nodeLabel(o.node), shapeToString(o.node->shape())));
-        if (whole && !broadcastsOverRows(r, o.node->shape()))
-          return FusionDecision::forbid(fmt::format(
-              "{} reads {} {} broadcast over {}, not over the rows the kernel reduces",
-              nodeLabel(n), nodeLabel(o.node), shapeToString(o.node->shape()),
-              shapeToString(r.shape)));
+              "{} {} is computed per element of the reduction kernel over {} and cannot be "
+              "stored from it",
+              nodeLabel(n), shapeToString(n->shape()), shapeToString(r.shape)));
       }
-      if (!whole)
-        for (const Operand &o : n->operands())
-          if (o.node && in.count(o.node) && o.node->shape() == r.shape)
-            return FusionDecision::forbid(fmt::format(
-                "{} is one value per row but reads {} of the whole shape", nodeLabel(n),
-                nodeLabel(o.node)));
+      for (const Operand &o : n->operands()) {
+        if (!o.node || !in.count(o.node))
+          continue;
+        RegionValue from = valueLevel(r, o.node);
+        if (!canRead(level, from))
+          return FusionDecision::forbid(fmt::format(
+              "{} reads {} {}, which a {} value of the reduction kernel over {} cannot read",
+              nodeLabel(n), nodeLabel(o.node), shapeToString(o.node->shape()),
+              level == RegionValue::Row ? "per-row" : "per-element", shapeToString(r.shape)));
+      }
     }
     if (out)
       *out = r;

@@ -60,6 +60,16 @@ struct RegionSummary {
 /// reduced axes as 1s). The kernel's per-row ops and the values they read have such shapes.
 bool broadcastsOverRows(const RegionSummary &r, llvm::ArrayRef<int64_t> shape);
 
+/// What a node of a Reduce region is: computed per element of S (Element), per element but
+/// over a smaller shape that broadcasts to S (Small: a weight's cast), once per row (Row),
+/// a reduction whose shape does not broadcast over the rows (RowOnly: stored, not read by
+/// the region's element ops), or none of these (None: not in such a kernel).
+enum class RegionValue : uint8_t { Element, Small, Row, RowOnly, None };
+RegionValue valueLevel(const RegionSummary &r, const Node *n);
+/// Whether an op of level `reader` in a Reduce kernel may read an in-kernel value of level
+/// `value`.
+bool canRead(RegionValue reader, RegionValue value);
+
 /// Whether the kernels `a` and `b` may become one, by the kind rules alone (fusion adds its
 /// own: no cycle, epilogue operands read from memory). `consumer` names the node that
 /// would join, for the reason.

@@ -271,6 +271,13 @@ private:
     budget_.init(nodes, pos_, [&](const Node *x) { return outputs_.count(x) > 0; });
     for (auto &[c, r] : root_)
       unite(pos_.at(c), pos_.at(r));
+    // Every group's dependencies known before any merge: a recomputed producer is already
+    // one group with its consumer, and a merge into that group must see the consumer's
+    // other producers (later in program order), or it can close a cycle between kernels.
+    for (size_t i = 0; i < n; ++i)
+      for (const Operand &o : nodes[i]->operands())
+        if (o.node && !o.node->isInput())
+          deps_[find(static_cast<int>(i))].push_back(pos_.at(o.node));
 
     for (size_t i = 0; i < n; ++i) {
       Node *c = nodes[i];
@@ -282,8 +289,6 @@ private:
             std::find(producers.begin(), producers.end(), o.node) == producers.end())
           producers.push_back(o.node);
       int me = find(static_cast<int>(i));
-      for (Node *p : producers)
-        deps_[me].push_back(pos_.at(p));
       rawDeps_[me] += producers.size();
       if (c->kind() == OpKind::MatMul) {
         for (Node *p : producers)

@@ -39,6 +39,18 @@ static int64_t bcastOffset(llvm::ArrayRef<int64_t> s, llvm::ArrayRef<int64_t> ou
 
 std::vector<HostTensor> reference(const Graph &g, const std::vector<HostTensor> &inputs,
                                   const std::vector<unsigned> &stored) {
+  // Reductions: the interpreter itself (the same rounding of inputs, stored values and
+  // outputs); the loop below evaluates elementwise ops only.
+  for (const Node *n : g.nodes())
+    if (isReduction(n->kind())) {
+      std::vector<Tensor> in;
+      for (size_t i = 0; i < g.inputs().size(); ++i)
+        in.emplace_back(g.inputs()[i]->type(), inputs[i]);
+      std::vector<HostTensor> out;
+      for (Tensor &t : interpret(g, in, stored))
+        out.push_back(std::move(t.data));
+      return out;
+    }
   llvm::DenseMap<const Node *, HostTensor> val;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     HostTensor t = inputs[i];
