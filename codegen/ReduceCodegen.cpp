@@ -89,6 +89,11 @@ private:
   /// dims, given the linear index `var` of the row (m) or of the element in the row (n).
   std::string offset(const SpecTensor &t, bool reduced, const std::string &var) const {
     const Shape &S = k_.iterShape;
+    // A part or a tensor with a dim of 0 is never indexed (and its dims' products could
+    // overflow).
+    for (size_t d = 0; d < S.size(); ++d)
+      if ((r_.mask[d] == reduced && S[d] == 0) || t.aligned[d] == 0)
+        return lit(0);
     std::vector<int64_t> stride(S.size(), 0);
     int64_t s = 1;
     for (size_t d = S.size(); d-- > 0;) {

@@ -37,13 +37,18 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
   r.mask = std::move(mask);
   r.rowOp = std::move(rowOp);
   r.rows = r.cols = 1;
-  // Inner: no kept dim of size > 1 after a reduced one of size > 1.
+  // Inner: no kept dim of size > 1 after a reduced one of size > 1. The products cannot
+  // overflow unless a dim is 0 (a shape has at most 2^48 elements, and so has the result):
+  // with no row, both are 0; with empty rows, N is 0 (a sum of 0, a mean of NaN per row).
+  bool keptZero = false, reducedZero = false;
+  for (size_t d = 0; d < S.size(); ++d)
+    (r.mask[d] ? reducedZero : keptZero) |= S[d] == 0;
   bool seenReduced = false;
   for (size_t d = 0; d < S.size(); ++d) {
     if (r.mask[d])
-      r.cols *= S[d];
+      r.cols = keptZero || reducedZero ? 0 : r.cols * S[d];
     else
-      r.rows *= S[d];
+      r.rows = keptZero ? 0 : r.rows * S[d];
     if (S[d] == 1)
       continue;
     if (r.mask[d])
@@ -93,10 +98,10 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
     uint64_t most = block >= 1024 ? 24 : 64;
     return contiguousInputs > 0 && uint64_t(steps) * r.vec * contiguousInputs <= most;
   };
-  r.cache = fits(r.steps, r.block);
+  r.cache = r.steps > 0 && fits(r.steps, r.block);
   // A row too long for one CTA's registers: split over a cluster of 2 to 8 CTAs of 512
   // threads, each holding its share, where the shares are whole vectors.
-  if (!r.cache && clusters && contiguousInputs > 0 && r.threads == 1024)
+  if (!r.cache && r.steps > 0 && clusters && contiguousInputs > 0 && r.threads == 1024)
     for (unsigned c = 2; c <= 8; c *= 2) {
       if (vectors % c != 0)
         continue;
