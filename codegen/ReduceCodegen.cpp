@@ -54,14 +54,11 @@ public:
     writeRowInputs();
     if (std::find(cached_.begin(), cached_.end(), true) != cached_.end())
       writeCacheLoads();
-    chooseKept();
     for (unsigned p = 0; p <= r_.phases(); ++p) {
-      keep_ = p == r_.phases() && p > 0 ? Keep::Store : Keep::None;
       if (p > 0)
         writePhase(p);
       writeRowOps(p);
     }
-    keep_ = Keep::Load;
     writeEpilogue();
     writeRowOutputs();
     e_.closeScope();
@@ -154,52 +151,6 @@ private:
     return stored && readLater;
   }
 
-  /// The element values the last phase computes that the outputs need again (softmax's
-  /// exp(x - max)), kept in registers from that phase for the epilogue when they fit beside
-  /// the cached inputs: the epilogue then reads them instead of computing them again.
-  void chooseKept() {
-    kept_.assign(k_.ops.size(), false);
-    const unsigned P = r_.phases();
-    if (!r_.inner || !r_.cache || P == 0)
-      return;
-    std::vector<unsigned> outs;
-    for (const SpecOutput &o : k_.outputs)
-      if (!r_.rowOp[o.op])
-        outs.push_back(o.op);
-    if (outs.empty())
-      return;
-    std::vector<bool> last = elementClosure(reductionsOf(P)), out = elementClosure(outs);
-    for (unsigned i : outs)
-      out[i] = true;
-    std::vector<bool> both(k_.ops.size(), false);
-    for (size_t i = 0; i < k_.ops.size(); ++i)
-      both[i] = last[i] && out[i] && !r_.rowOp[i];
-    // Keep the frontier: values of both that an op needed only by the outputs reads, or that
-    // are outputs themselves.
-    unsigned count = 0;
-    for (size_t i = 0; i < k_.ops.size(); ++i) {
-      if (!both[i])
-        continue;
-      bool frontier = std::find(outs.begin(), outs.end(), i) != outs.end();
-      for (size_t u = i + 1; u < k_.ops.size() && !frontier; ++u)
-        if (out[u] && !both[u])
-          for (const SpecRef &a : k_.ops[u].args)
-            frontier |= a.kind == SpecRef::Op && a.index == i;
-      kept_[i] = frontier;
-      count += frontier;
-    }
-    unsigned cachedInputs = static_cast<unsigned>(std::count(cached_.begin(), cached_.end(), true));
-    uint64_t most = r_.block >= 1024 ? 24 : 64;
-    if (count == 0 || uint64_t(cachedInputs + count) * r_.steps * r_.vec > most) {
-      kept_.assign(k_.ops.size(), false);
-      return;
-    }
-    for (size_t i = 0; i < k_.ops.size(); ++i)
-      if (kept_[i])
-        e_.line("float w{}[{}]; // {} kept from the last phase", i, r_.steps * r_.vec,
-                commentText(k_.ops[i].text));
-  }
-
   /// Inputs that are one value per row, and the row offsets of gathered inputs: once a row.
   void writeRowInputs() {
     for (size_t j = 0; j < k_.inputs.size(); ++j) {
@@ -264,15 +215,12 @@ private:
   }
 
   /// The element ops (not per row) that `roots` need, in program order.
-  std::vector<bool> elementClosure(const std::vector<unsigned> &roots,
-                                   const std::vector<bool> *stop = nullptr) const {
+  std::vector<bool> elementClosure(const std::vector<unsigned> &roots) const {
     std::vector<bool> need(k_.ops.size(), false);
     std::vector<unsigned> stack(roots.begin(), roots.end());
     while (!stack.empty()) {
       unsigned i = stack.back();
       stack.pop_back();
-      if (stop && (*stop)[i])
-        continue; // its value is kept: what it reads is not needed
       for (const SpecRef &a : k_.ops[i].args)
         if (a.kind == SpecRef::Op && !r_.rowOp[a.index] && !need[a.index]) {
           need[a.index] = true;
@@ -329,17 +277,9 @@ private:
                                    : loadExpr(t.type.dtype, fmt::format("v{}[{}]", j, vi));
         e_.line("const float e{} = {};{}", j, v, lineComment(t.name));
       }
-      for (unsigned i = 0; i < k_.ops.size(); ++i) {
-        if (!need[i])
-          continue;
-        if (keep_ == Keep::Load && kept_[i]) {
-          e_.line("const float t{} = w{}[{}];{}", i, i, ci, lineComment("kept: " + k_.ops[i].text));
-          continue;
-        }
-        writeOp(i);
-        if (keep_ == Keep::Store && kept_[i])
-          e_.line("w{}[{}] = t{};", i, ci, i);
-      }
+      for (unsigned i = 0; i < k_.ops.size(); ++i)
+        if (need[i])
+          writeOp(i);
       body(n, vi);
     };
     if (r_.inner) {
@@ -465,7 +405,7 @@ private:
     if (outs.empty())
       return;
     e_.line("// The outputs over the whole shape.");
-    std::vector<bool> need = elementClosure(outs, &kept_);
+    std::vector<bool> need = elementClosure(outs);
     for (unsigned i : outs)
       need[i] = true;
     struct Body {
@@ -526,8 +466,6 @@ private:
   std::string idx_, suffix_;
   std::vector<Access> access_;
   std::vector<bool> cached_; ///< input j is held in registers (c<j>)
-  std::vector<bool> kept_;   ///< op i's element values are kept from the last phase (w<i>)
-  enum class Keep { None, Store, Load } keep_ = Keep::None;
 };
 
 } // namespace
