@@ -28,6 +28,14 @@ bool broadcastsOverRows(const RegionSummary &r, llvm::ArrayRef<int64_t> shape) {
   return aligned == reducedShape(r.shape, r.mask, true);
 }
 
+static Shape alignedTo(const Shape &s, llvm::ArrayRef<int64_t> shape) {
+  if (shape.size() > s.size())
+    return Shape(shape.begin(), shape.end());
+  Shape a(s.size() - shape.size(), 1);
+  a.append(shape.begin(), shape.end());
+  return a;
+}
+
 /// A Reduce region and another region (Pointwise or Reduce): the other's ops must be over the
 /// reduction's input shape or over its per-row shape; two Reduce regions reduce alike.
 static FusionDecision joinReduce(const RegionSummary &red, const RegionSummary &other,
@@ -40,7 +48,8 @@ static FusionDecision joinReduce(const RegionSummary &red, const RegionSummary &
           "({} reduces {}, {} reduces {})",
           nodeLabel(red.anchor), shapeToString(red.shape), nodeLabel(other.anchor),
           shapeToString(other.shape)));
-  } else if (other.shape != red.shape && !broadcastsOverRows(red, other.shape)) {
+  } else if (alignedTo(red.shape, other.shape) != red.shape &&
+             !broadcastsOverRows(red, other.shape)) {
     return FusionDecision::forbid(fmt::format(
         "a reduction kernel iterates over {} and its rows {}; {} is {}", shapeToString(red.shape),
         shapeToString(reducedShape(red.shape, red.mask, true)), who, shapeToString(other.shape)));
@@ -108,7 +117,7 @@ bool canRead(RegionValue reader, RegionValue value) {
 RegionValue valueLevel(const RegionSummary &r, const Node *n) {
   if (isReduction(n->kind()))
     return broadcastsOverRows(r, n->shape()) ? RegionValue::Row : RegionValue::RowOnly;
-  if (n->shape() == r.shape)
+  if (alignedTo(r.shape, n->shape()) == r.shape) // [N] in a kernel over [1, N] too
     return RegionValue::Element;
   if (broadcastsOverRows(r, n->shape()))
     return RegionValue::Row;
