@@ -159,6 +159,8 @@ private:
         e_.line("const float h{} = live ? {} : 0.0f;{}", j,
                 loadExpr(t.type.dtype, fmt::format("in{}[{}]", j, offset(t, false, "m"))),
                 lineComment(t.name));
+      if (access_[j] == Access::Row)
+        writeReciprocal(SpecRef{SpecRef::Input, static_cast<unsigned>(j)});
       else if (access_[j] == Access::Gather)
         e_.line("const {} o{} = {};", idx_, j, offset(t, false, "m"));
     }
@@ -243,16 +245,46 @@ private:
     return "";
   }
 
+  /// Whether `a` is one value per row (a per-row op or input).
+  bool perRow(const SpecRef &a) const {
+    return (a.kind == SpecRef::Op && r_.rowOp[a.index]) ||
+           (a.kind == SpecRef::Input && access_[a.index] == Access::Row);
+  }
+
+  /// Whether some element op divides by the per-row value `a`: such a division is a
+  /// multiply by the row's reciprocal, computed once per row (softmax's e / sum(e): an IEEE
+  /// division per element made softmax compute-bound on the H200). x * (1 / s) is within
+  /// 1.5 ulp of x / s in f32 (the same as Triton's default division).
+  bool rowDivisor(const SpecRef &a) const {
+    if (!perRow(a))
+      return false;
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      if (!r_.rowOp[i] && k_.ops[i].kind == OpKind::Div && k_.ops[i].args[1].kind == a.kind &&
+          k_.ops[i].args[1].index == a.index)
+        return true;
+    return false;
+  }
+
+  /// `const float q<name> = 1.0f / <name>;` after a per-row value that a division needs.
+  void writeReciprocal(const SpecRef &a) {
+    if (rowDivisor(a))
+      e_.line("const float q{0} = 1.0f / {0};", arg(a));
+  }
+
   /// `const float t<i> = ...;` for op i.
   void writeOp(unsigned i) {
     const SpecOp &op = k_.ops[i];
     std::vector<std::string> a;
     for (const SpecRef &x : op.args)
       a.push_back(arg(x));
-    std::string expr = opExpr(op, a, k_.name);
+    std::string expr = op.kind == OpKind::Div && !r_.rowOp[i] && perRow(op.args[1])
+                           ? fmt::format("{} * q{}", a[0], a[1])
+                           : opExpr(op, a, k_.name);
     if (stored16(i))
       expr = loadExpr(op.dtype, storeExpr(op.dtype, expr));
     e_.line("const float t{} = {};{}", i, expr, lineComment(op.text));
+    if (r_.rowOp[i])
+      writeReciprocal(SpecRef{SpecRef::Op, i});
   }
 
   /// A loop over the thread's elements of the row; the body computes the element values
@@ -386,6 +418,7 @@ private:
       if (stored16(i))
         v = loadExpr(k_.ops[i].dtype, storeExpr(k_.ops[i].dtype, v));
       e_.line("const float t{} = {};{}", i, v, lineComment(k_.ops[i].text));
+      writeReciprocal(SpecRef{SpecRef::Op, i});
     }
   }
 

@@ -12,6 +12,7 @@
 #include "unit/RandomGraph.h"
 
 #include <catch2/catch.hpp>
+#include <regex>
 
 using namespace kfuse;
 using namespace kfuse::codegen;
@@ -108,4 +109,21 @@ TEST_CASE("reduce codegen: the kernels of 300 generated graphs with reductions c
     INFO(src.substr(0, 4000));
     CHECK_NOTHROW(compiler::nvrtcCompile(src, "sm_90a", false));
   }
+}
+
+TEST_CASE("reduce codegen: softmax divides by the row's reciprocal, computed once per row",
+          "[reduce][codegen]") {
+  Graph g("softmax");
+  g.output(softmax(g.input("x", f32, {64, 4096})));
+  std::vector<KernelSpec> specs = fusedSpecs(g);
+  REQUIRE(specs.size() == 1);
+  std::string src = emitKernelSource(specs[0]);
+  INFO(src);
+  // The sum's reciprocal once, after the row's combine; the element op multiplies by it.
+  size_t q = src.find("const float qt");
+  REQUIRE(q != std::string::npos);
+  CHECK(src.find("= 1.0f / t", q) == src.find('=', q));
+  CHECK(src.find(" * qt") != std::string::npos);
+  // No element divided by a row value: the only division is the reciprocal's.
+  CHECK_FALSE(std::regex_search(src, std::regex("t[0-9]+ / t[0-9]+")));
 }
