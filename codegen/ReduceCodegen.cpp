@@ -28,7 +28,8 @@ public:
   void write() {
     const unsigned T = r_.threads, R = r_.rowsPerBlock();
     const unsigned C = r_.cluster;
-    e_.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({})", r_.block,
+    e_.openScope("extern \"C\" __global__ void __launch_bounds__({}{}){} {}({})", r_.block,
+                 r_.blocksPerSm > 1 ? fmt::format(", {}", r_.blocksPerSm) : std::string(),
                  C > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", C) : std::string(), k_.mangled,
                  kernelPointerParams(k_));
     e_.line("// Rows of {} elements ({} rows), {} threads per row, {} rows per block{}.", r_.cols,

@@ -39,6 +39,9 @@ struct ReduceSpec {
   /// row in registers and combining partials through distributed shared memory: rows too
   /// long for one CTA's registers are still read from memory once.
   unsigned cluster = 1;
+  /// The CTAs per SM the kernel's registers must leave room for (`__launch_bounds__`'s
+  /// second argument; 1: no constraint beyond the block size).
+  unsigned blocksPerSm = 1;
   /// Per op of the spec: computed once per row (a reduction, or an op over the per-row
   /// shape) rather than per element.
   std::vector<bool> rowOp;

@@ -127,3 +127,29 @@ TEST_CASE("reduce codegen: softmax divides by the row's reciprocal, computed onc
   // No element divided by a row value: the only division is the reciprocal's.
   CHECK_FALSE(std::regex_search(src, std::regex("t[0-9]+ / t[0-9]+")));
 }
+
+TEST_CASE("reduce specs: rows too long for one CTA take clusters that leave room for two CTAs "
+          "per SM",
+          "[reduce][codegen]") {
+  for (DType t : {bf16, f32}) {
+    Graph g("softmax_long");
+    g.output(softmax(g.input("x", t, {64, 131072})));
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    const ReduceSpec *r = specs[0].reduce();
+    REQUIRE(r);
+    CHECK(r->cache);
+    CHECK(r->cluster == 8);     // 131072 / 8 / 512 threads: 32 values per thread
+    CHECK(r->blocksPerSm == 2); // __launch_bounds__(512, 2)
+    CHECK(emitKernelSource(specs[0]).find("__launch_bounds__(512, 2)") != std::string::npos);
+  }
+  // Two cached inputs of 32 values each do not leave room: one CTA per SM.
+  Graph g("add_rms_norm_long");
+  auto h = g.input("x", bf16, {64, 131072}) + g.input("r", bf16, {64, 131072});
+  g.output(h);
+  g.output(rms_norm(h, g.input("w", bf16, {131072}), 1e-6));
+  std::vector<KernelSpec> specs = fusedSpecs(g);
+  REQUIRE(specs.size() == 1);
+  CHECK(specs[0].reduce()->blocksPerSm == 1);
+  CHECK(specs[0].reduce()->cluster == 8);
+}
