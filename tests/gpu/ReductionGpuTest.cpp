@@ -2,7 +2,7 @@
 // composites (softmax, log_softmax, RMSNorm, LayerNorm, residual add + RMSNorm) fused into one
 // kernel, on rows that are not multiples of the vector width, N = 1, N = 262144, M = 1,
 // inputs with NaN and infinities, every dtype; column and multi-axis reductions; then 1,000
-// generated graphs with reductions, unfused and fused (quick mode: 40).
+// generated graphs with reductions, unfused and fused (quick mode: 40), in eight parts.
 #include "GpuHarness.h"
 
 #include "ir/Builder.h"
@@ -64,6 +64,7 @@ size_t kernelCount(const Graph &g) {
 
 } // namespace
 
+
 TEST_CASE("reductions: softmax, norms and residual + norm are one kernel, every dtype and "
           "odd row",
           "[gpu][reduce]") {
@@ -109,18 +110,19 @@ TEST_CASE("reductions: every op over columns, several axes, keepdims or not, bro
   CHECK(checked == 2 * 4 * 5 * 2);
 }
 
-TEST_CASE("GPU differential: 1,000 generated graphs with reductions, unfused and fused",
-          "[gpu][random][differential][reduce]") {
+namespace {
+
+/// Seeds [first, last) of the reduction differential: each graph run unfused and fused.
+/// Returns the mismatches (the first few are reported with their graphs).
+size_t reductionDifferential(uint64_t first, uint64_t last) {
   auto t0 = std::chrono::steady_clock::now();
   test::RandomGraphOptions o = test::elementwiseOptions();
   o.reductions = true;
-  size_t graphs = 0, runs = 0, mismatches = 0;
-  const uint64_t total = static_cast<uint64_t>(scaled(1000, 40));
-  for (uint64_t seed = 0; seed < total; ++seed) {
+  size_t runs = 0, mismatches = 0;
+  for (uint64_t seed = first; seed < last; ++seed) {
     o.maxDim = seed % 10 == 9 ? 300 : 9;
     o.maxRank = seed % 10 == 9 ? 2 : 3;
     auto g = test::randomGraph(seed + 900000, o);
-    ++graphs;
     for (bool fused : {false, true}) {
       ++runs;
       std::string m;
@@ -135,13 +137,38 @@ TEST_CASE("GPU differential: 1,000 generated graphs with reductions, unfused and
       if (m.empty())
         continue;
       ++mismatches;
+      std::printf("GPU differential (reductions) mismatch: seed %llu %s: %s\n",
+                  (unsigned long long)seed, fused ? "fused" : "unfused", m.c_str());
       if (mismatches <= 5)
         UNSCOPED_INFO("seed " << seed << (fused ? " fused" : " unfused") << ": " << m << "\n"
                               << printGraph(*g));
     }
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("GPU differential (reductions): %zu graphs, %zu runs, %zu mismatches, %.1f s\n",
-              graphs, runs, mismatches, secs);
-  CHECK(mismatches == 0);
+  std::printf("GPU differential (reductions), seeds %llu-%llu: %llu graphs, %zu runs, %zu "
+              "mismatches, %.1f s\n",
+              (unsigned long long)first, (unsigned long long)last - 1,
+              (unsigned long long)(last - first), runs, mismatches, secs);
+  return mismatches;
 }
+
+} // namespace
+
+// 1,000 graphs (quick mode: 40) in eight test cases of consecutive seeds, so that
+// tools/gpu_suite.sh runs them in parallel processes: one NVRTC compile per kernel and the
+// float64 reference take CPU time, and one process ran out of a device call's time.
+#define KF_REDUCTION_DIFFERENTIAL(part)                                                       \
+  TEST_CASE("GPU differential: 1,000 generated graphs with reductions, unfused and fused, "   \
+            "part " #part " of 8",                                                            \
+            "[gpu][random][differential][reduce]") {                                          \
+    const uint64_t total = static_cast<uint64_t>(scaled(1000, 40));                           \
+    CHECK(reductionDifferential(total * (part - 1) / 8, total * part / 8) == 0);              \
+  }
+KF_REDUCTION_DIFFERENTIAL(1)
+KF_REDUCTION_DIFFERENTIAL(2)
+KF_REDUCTION_DIFFERENTIAL(3)
+KF_REDUCTION_DIFFERENTIAL(4)
+KF_REDUCTION_DIFFERENTIAL(5)
+KF_REDUCTION_DIFFERENTIAL(6)
+KF_REDUCTION_DIFFERENTIAL(7)
+KF_REDUCTION_DIFFERENTIAL(8)
