@@ -78,7 +78,7 @@ class Report:
 
 
 def _us(s):
-    return "?" if s is None else f"{s * 1e6:.2f} us"
+    return "?" if s is None else f"{s * 1e6:.3g} us"
 
 
 def _options(arch, device_model, tf32, fusion, jobs, stage, dump_dir):
