@@ -155,7 +155,7 @@ def compile_graph(gm, example_inputs, options=None, name="graph"):
         sub = getattr(fused, node.target)
         ops = _ops_of(sub)
         try:
-            graph, specs, out_shapes = _convert.convert(sub, f"{name}_{node.target}")
+            graph, specs, out_shapes = _convert.convert(sub, node.target)
             m = _compiled(graph, cuda, options)
         except (_convert.Unsupported, kfuse.KfuseError) as e:
             rec.fallbacks.extend((op, f"its region failed in kfuse: {e}") for op in ops)
