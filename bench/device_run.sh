@@ -24,6 +24,9 @@
 #                               (bench/reductions/run.py; RED_BUDGET seconds, default 400;
 #                               RED_CASES, RED_DTYPES, RED_SHAPES select); prints the tables,
 #                               reductions.json and reductions.md in $OUT
+#   bench/device_run.sh python  issue 21: the Python package's tests on torch CUDA tensors and
+#                               transformers' LlamaMLP, and bench/python/run.py (kfuse vs
+#                               eager vs Inductor, host cost per call); python.md in $OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-./device-logs}
@@ -107,5 +110,9 @@ case "${1:-}" in
     rc=$?
     if [ -f "$out/reductions.md" ]; then cat "$out/reductions.md"; else tail -n 40 "$out/reductions.log"; fi
     exit $rc ;;
-  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions" >&2; exit 2 ;;
+  python)
+    # issue 21: the Python package and torch.compile(backend="kfuse") (python/tests/device_check.sh)
+    OUT=$out bash python/tests/device_check.sh
+    exit $? ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|python" >&2; exit 2 ;;
 esac
