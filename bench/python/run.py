@@ -90,7 +90,8 @@ def case(name, model, x):
             res[f"{backend}_compile_s"] = round(time.time() - t0, 2)
             err = (y.float() - ref.float()).abs().max().item()
             res[f"{backend}_max_abs_err"] = err
-            res[f"{backend}_ok"] = bool(torch.allclose(y.float(), ref.float(), atol=3e-2, rtol=3e-2))
+            res[f"{backend}_ok"] = bool(torch.allclose(y.float(), ref.float(),
+                                                       atol=3e-2, rtol=3e-2))
             res[f"{backend}_us"], res[f"{backend}_graph"] = time_fn(c, x)
             if backend == "kfuse":
                 res["summary"] = kt.summary(report=True)
@@ -128,7 +129,8 @@ def host_overhead():
     stream = torch.cuda.current_stream().cuda_stream
     r = {"module_call_us": per_call(lambda: m(t)),
          "module_call_out_us": per_call(lambda: m(t, out=[out])),
-         "bare_ctypes_launch_us": per_call(lambda: L.kfuse_executable_launch(exe, ip, 1, op, 1, stream)),
+         "bare_ctypes_launch_us": per_call(
+             lambda: L.kfuse_executable_launch(exe, ip, 1, op, 1, stream)),
          "torch_empty_us": per_call(lambda: torch.empty(256, device="cuda", dtype=torch.bfloat16)),
          "torch_relu_us": per_call(lambda: torch.relu(t))}
 

@@ -133,7 +133,8 @@ def _graph_of(operands):
 def _handle(g, v):
     if isinstance(v, Value):
         if v.graph is not g:
-            raise KfuseError("a value of another graph is refused", "KFUSE_ERROR_INVALID_ARGUMENT", 1)
+            raise KfuseError("a value of another graph is refused",
+                             "KFUSE_ERROR_INVALID_ARGUMENT", 1)
         return v.handle
     if isinstance(v, numbers.Real) and not isinstance(v, bool):
         out = ctypes.c_void_p()

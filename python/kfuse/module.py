@@ -65,7 +65,8 @@ class Report:
                  f"{f.get('launches')} kernels, {u.get('bytes')} -> {f.get('bytes')} bytes, "
                  f"expected {_us(u.get('seconds'))} -> {_us(f.get('seconds'))}"]
         for k in f.get("kernels", []):
-            lines.append(f"  {k.get('name')}: {k.get('ops')} ops{' (matmul)' if k.get('matmul') else ''}"
+            mm = " (matmul)" if k.get("matmul") else ""
+            lines.append(f"  {k.get('name')}: {k.get('ops')} ops{mm}"
                          f", {k.get('bound')}-bound, {_us(k.get('seconds'))}")
         for d in self.decisions:
             if not d.get("fused"):

@@ -159,7 +159,7 @@ class CpuRunTest(unittest.TestCase):
 
     def test_bad_arrays(self):
         m = kfuse.compile(mlp_graph(), arch="sm_90a", stage="plan")
-        x, w, b = np.zeros([2, 3], np.float32), np.zeros([4, 3], np.float32), np.zeros(4, np.float32)
+        x, w, b = (np.zeros(s, np.float32) for s in ([2, 3], [4, 3], [4]))
         with self.assertRaises(kfuse.KfuseError) as e:
             m(x, w)
         self.assertIn("takes 3 inputs", str(e.exception))

@@ -57,7 +57,8 @@ class TorchTensorTest(unittest.TestCase):
 
     def test_matches_torch(self):
         y, s = self.m(*self.args)
-        self.assertEqual((y.dtype, y.device.type, tuple(y.shape)), (torch.bfloat16, "cuda", (64, 512)))
+        self.assertEqual((y.dtype, y.device.type, tuple(y.shape)),
+                         (torch.bfloat16, "cuda", (64, 512)))
         ry, rs = mlp_ref(*self.args)
         torch.testing.assert_close(y.float(), ry, **BF16)
         torch.testing.assert_close(s.float(), rs, **BF16)
@@ -106,7 +107,7 @@ class TorchTensorTest(unittest.TestCase):
     def test_refusals(self):
         x, w, b = self.args
         with self.assertRaises(kfuse.KfuseError):
-            self.m(x.t().contiguous().t(), w, b)  # same shape? no: [256, 64] -> refused
+            self.m(x.t().contiguous().t(), w, b)  # the right shape, not contiguous
         with self.assertRaises(kfuse.KfuseError):
             self.m(x.float(), w, b)
         with self.assertRaises(kfuse.KfuseError):

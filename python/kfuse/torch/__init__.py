@@ -96,7 +96,8 @@ def _compiled(graph, cuda, options):
                               fusion=options.get("fusion", True))
             m.executable()
         else:  # CPU tensors: the reference interpreter (a check, not a fast path)
-            m = kfuse.compile(graph, arch="sm_90a", stage="plan", fusion=options.get("fusion", True))
+            m = kfuse.compile(graph, arch="sm_90a", stage="plan",
+                              fusion=options.get("fusion", True))
         _CACHE[key] = m
     return m
 

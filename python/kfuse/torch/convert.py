@@ -90,7 +90,7 @@ def _node_reason(node):
         elif isinstance(a, (list, tuple)) and any(isinstance(x, torch.fx.Node) for x in a):
             raise Unsupported("a list of tensors as an operand")
     kw = node.kwargs
-    if name in ("add", "sub") and kw.get("alpha", 1) != 1 and not isinstance(kw["alpha"], (int, float)):
+    if name in ("add", "sub") and not isinstance(kw.get("alpha", 1), (int, float)):
         raise Unsupported("alpha is not a number")
     if name == "div" and kw.get("rounding_mode") is not None:
         raise Unsupported(f"div with rounding_mode={kw['rounding_mode']}")
@@ -218,7 +218,8 @@ class _Converter:
         self.g = kfuse.Graph(name)
         self.env = {}
         self.specs = []
-        self.index = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+        places = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        self.index = {n: i for i, n in enumerate(places)}
         self.gm = gm
 
     def input(self, node, shape=None):
@@ -229,7 +230,8 @@ class _Converter:
         key = (node, shape)
         if key not in self.env:
             self.env[key] = self.g.input(f"in{len(self.specs)}", _DTYPES[v.dtype], list(shape))
-            self.specs.append(InputSpec(self.index[node], None if shape == tuple(v.shape) else shape))
+            view = None if shape == tuple(v.shape) else shape
+            self.specs.append(InputSpec(self.index[node], view))
         return self.env[key]
 
     def get(self, a, allow_trans=False):
@@ -323,7 +325,8 @@ class _Converter:
         x = self.tensor(node.args[0])
         keep = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
         dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
-        if opname(node) in ("sum", "mean") and getattr(node.target, "_overloadname", "") == "default":
+        overload = getattr(node.target, "_overloadname", "")
+        if name in ("sum", "mean") and overload == "default":
             dims, keep = None, False
         if x.dtype != dt:
             x = x.cast(dt)  # sum(..., dtype=) reduces in the dtype asked for
