@@ -119,6 +119,16 @@ class BackendCpuTest(unittest.TestCase):
             return torch.softmax(r.float(), -1), ln(x + r), torch.var_mean(x.float(), -1)
         rec = self.compiled(f, torch.randn(8, 64, dtype=torch.bfloat16), atol=2e-2, rtol=2e-2)
         self.assertEqual(rec.fallbacks, [])
+        self.assertEqual(len(rec.regions), 1)
+
+    def test_layer_norm_joins_its_readers(self):
+        def f(x, w, b):
+            y = torch.nn.functional.layer_norm(x, (32,), w, b)
+            return torch.softmax(y, -1), y.sum(-1), torch.cumsum(y, -1)
+        rec = self.compiled(f, torch.randn(4, 32), torch.randn(32), torch.randn(32),
+                            atol=1e-5, rtol=1e-5)
+        self.assertEqual(len(rec.regions), 1)
+        self.assertEqual(rec.regions[0][2], 1)  # one kfuse kernel: norm, softmax and sum
 
     def test_fallback_is_reported(self):
         def f(x):

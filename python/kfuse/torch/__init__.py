@@ -141,6 +141,9 @@ def compile_graph(gm, example_inputs, options=None, name="graph"):
     options = dict(options or {})
     rec = Record(name)
     _convert.fold_linear_views(gm)
+    _convert.fold_layer_norm(gm)
+    if gm.graph.eliminate_dead_code():  # unused getitems split partitions
+        gm.recompile()
     reasons = _convert.support(gm)
     for node, why in reasons.items():
         if why is not None and _convert.opname(node) != "getitem":

@@ -23,7 +23,7 @@ IDENTITY = {"clone", "alias", "detach", "lift_fresh_copy"}
 TRANSPOSES = {"t", "transpose", "permute"}
 CASTS = {"_to_copy", "convert_element_type"}
 OTHER = {"gelu", "reciprocal", "rsub", "_softmax", "_log_softmax", "var_mean", "var",
-         "native_layer_norm"}
+         "native_layer_norm", "layer_norm"}
 
 
 class Unsupported(Exception):
@@ -102,10 +102,12 @@ def _node_reason(node):
             raise Unsupported(f"a copy with {', '.join(sorted(extra))}")
     if name in ("_softmax", "_log_softmax") and node.args[2]:
         raise Unsupported("half_to_float=True")
-    if name == "native_layer_norm":
+    if name in ("native_layer_norm", "layer_norm"):
         if len(node.args[1]) != 1:
             raise Unsupported("layer norm over more than the last axis")
-        if any(u.target is not operator.getitem or u.args[1] != 0 for u in node.users):
+        if name == "native_layer_norm" and any(
+                u.target is not operator.getitem or (u.args[1] != 0 and u.users)
+                for u in node.users):
             raise Unsupported("layer norm's mean or rstd is used")
     if name == "transpose" and sorted(d % _val(node).dim() for d in node.args[1:3]) != \
             [_val(node).dim() - 2, _val(node).dim() - 1]:
@@ -202,6 +204,32 @@ def fold_linear_views(gm):
         gm.graph.lint()
         gm.recompile()
     return folded
+
+
+def fold_layer_norm(gm):
+    """getitem(native_layer_norm(...), 0), its mean and rstd unused, becomes
+    aten.layer_norm (one result): a tuple's getitems would keep the partitioner from merging
+    the norm with the ops that read it."""
+    n = 0
+    for node in list(gm.graph.nodes):
+        if opname(node) != "native_layer_norm":
+            continue
+        items = list(node.users)
+        if any(u.target is not operator.getitem for u in items) or \
+                any(u.args[1] != 0 and u.users for u in items):
+            continue
+        with gm.graph.inserting_after(node):
+            ln = gm.graph.call_function(aten.layer_norm.default, node.args)
+        for u in items:
+            if u.args[1] == 0:
+                ln.meta["val"] = _val(u)
+                u.replace_all_uses_with(ln)
+            gm.graph.erase_node(u)
+        gm.graph.erase_node(node)
+        n += 1
+    if n:
+        gm.recompile()
+    return n
 
 
 def _dims(axes, rank):
@@ -355,14 +383,15 @@ class _Converter:
             var, mean = kfuse.var_mean(x, _dims(dims, len(x.shape)), corr,
                                        kw.get("keepdim", False))
             return (var, mean) if name == "var_mean" else var
-        if name == "native_layer_norm":
+        if name in ("native_layer_norm", "layer_norm"):
             x = self.tensor(a[0])
-            w = self.tensor(a[2]) if a[2] is not None else None
-            b = self.tensor(a[3]) if a[3] is not None else None
-            return (kfuse.layer_norm(x, w, b, a[4]), None, None)
+            w = self.tensor(a[2]) if len(a) > 2 and a[2] is not None else None
+            b = self.tensor(a[3]) if len(a) > 3 and a[3] is not None else None
+            y = kfuse.layer_norm(x, w, b, a[4] if len(a) > 4 else 1e-5)
+            return (y, None, None) if name == "native_layer_norm" else y
         if name == "getitem":
             r = self.env[a[0]][a[1]]
-            if r is None:
+            if r is None and node.users:
                 raise Unsupported("an item kfuse does not compute")
             return r
         raise Unsupported(f"{node.target} has no kfuse mapping")
