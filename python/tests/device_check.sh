@@ -18,6 +18,7 @@ if [[ -z "${KFUSE_LIBRARY:-}" && -e .devcarry/bin/libkfuse.so.0.1 ]]; then
   export LD_LIBRARY_PATH=$PWD/.devcarry/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
 export KFUSE_CACHE_DIR=${KFUSE_CACHE_DIR:-$PWD/.kfuse-cache}
 py=${PYTHON:-python3}
 rc=0
@@ -26,12 +27,12 @@ rc=0
   $py -c "import sys, kfuse; print(sys.version); print(kfuse.__version__, kfuse.library_version(), kfuse.device())"
 } >"$out/python-tests.txt" 2>&1 || rc=1
 for t in test_api test_torch_backend test_gpu; do
-  timeout -k 5 150 $py python/tests/run_tests.py $t >"$out/python-$t.txt" 2>&1
+  timeout -k 5 100 $py python/tests/run_tests.py $t >"$out/python-$t.txt" 2>&1
   s=$?
   echo "$t: exit $s" | tee -a "$out/python-tests.txt"
   [[ $s -eq 0 || $s -eq 77 ]] || rc=1
 done
-timeout -k 5 "${BENCH_TIMEOUT:-200}" $py bench/python/run.py >"$out/python-bench.txt" 2>&1 || rc=1
+timeout -k 5 "${BENCH_TIMEOUT:-240}" $py bench/python/run.py >"$out/python-bench.txt" 2>&1 || rc=1
 tail -n 20 "$out/python-bench.txt"
 echo "device_check: exit $rc"
 exit $rc
