@@ -199,12 +199,13 @@ class Module:
         cupy.empty). replay=True records the launches as one CUDA graph and replays it.
         Host arrays run on the reference interpreter (synchronous, new numpy arrays)."""
         a0 = arrays[0] if arrays else None
-        if self._torch is not None and type(a0) is self._torch.Tensor and a0.is_cuda:
+        if self._torch is not None and isinstance(a0, self._torch.Tensor) and a0.is_cuda:
             return self._call_torch(arrays, out, stream, replay)
         if type(a0).__module__.startswith("torch"):
-            import torch
-            self._torch = torch
-            self._prepare_torch()
+            if self._torch is None:
+                import torch
+                self._torch = torch
+                self._prepare_torch()
             if a0.is_cuda:
                 return self._call_torch(arrays, out, stream, replay)
         bufs = None if type(a0).__module__ == "numpy" else [buffers.describe(a) for a in arrays]
@@ -238,6 +239,8 @@ class Module:
         if out is None:
             empty = self._torch.empty
             out = [empty(s, dtype=d, device=dev) for d, s in self._tout]
+        else:
+            self._check_out(out, dev)
         for i, o in enumerate(out):
             op[i] = o.data_ptr()
         if stream is None:
@@ -247,6 +250,19 @@ class Module:
         if s != 0:
             raise _lib.error(s)
         return out[0] if len(out) == 1 else tuple(out)
+
+    def _check_out(self, out, dev):
+        """Given outputs must be what the module writes: the C API checks only their count."""
+        if len(out) != len(self._tout):
+            raise KfuseError(f"out= holds {len(out)} arrays; the graph has {len(self._tout)} "
+                             "outputs", "KFUSE_ERROR_INVALID_ARGUMENT", 1)
+        for (name, dtype, shape), (dt, s), o in zip(self.outputs, self._tout, out):
+            if (o.dtype != dt or tuple(o.shape) != s or not o.is_contiguous()
+                    or o.device != dev):
+                raise KfuseError(f"out= for output %{name} must be a contiguous "
+                                 f"{dtype}{list(shape)} tensor on {dev}, got {o.dtype} "
+                                 f"{list(o.shape)} on {o.device}",
+                                 "KFUSE_ERROR_INVALID_ARGUMENT", 1)
 
     def _refuse(self, arrays):
         bufs = [buffers.describe(a) for a in arrays]

@@ -112,6 +112,10 @@ class TorchTensorTest(unittest.TestCase):
             self.m(x.float(), w, b)
         with self.assertRaises(kfuse.KfuseError):
             self.m(x, w)
+        with self.assertRaises(kfuse.KfuseError) as e:
+            self.m(x, w, b, out=[torch.empty(64, 511, device="cuda", dtype=torch.bfloat16),
+                                 torch.empty_like(x)])
+        self.assertIn("out= for output", str(e.exception))
 
 
 @unittest.skipUnless(HAVE_GPU, "no torch with a GPU")
