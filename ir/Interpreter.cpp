@@ -286,7 +286,7 @@ double evalUnary(OpKind k, double x) {
   case OpKind::Relu:
     return std::isnan(x) ? x : (x > 0 ? x : 0.0);
   case OpKind::Gelu:
-    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); // 1 + erf(x) cancels for x << 0
   case OpKind::GeluTanh: {
     const double c = std::sqrt(2.0 / std::numbers::pi);
     return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));

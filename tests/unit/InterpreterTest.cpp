@@ -111,6 +111,9 @@ TEST_CASE("interpreter: scalar semantics are exact in float64", "[interp]") {
   CHECK(evalUnary(OpKind::Exp, 0.5) == Approx(1.6487212707001282).epsilon(1e-15));
   CHECK(evalUnary(OpKind::GeluTanh, -1.5) == Approx(-0.10042842301976707).epsilon(1e-14));
   CHECK(evalUnary(OpKind::Gelu, 0.5) == Approx(0.34573123063700656).epsilon(1e-14));
+  // The tail, where 1 + erf(x / sqrt 2) cancels to 0 in float64: 0.5 x erfc(-x / sqrt 2)
+  // (gelu(-10) = -7.619853024160593e-23).
+  CHECK(evalUnary(OpKind::Gelu, -10.0) == Approx(-7.619853024160593e-23).epsilon(1e-12));
   CHECK(evalUnary(OpKind::Silu, -1.5) == Approx(-0.2736382857095345).epsilon(1e-14));
   CHECK(evalUnary(OpKind::Rsqrt, 4.0) == 0.5);
   CHECK(evalUnary(OpKind::Relu, -3.0) == 0.0);
