@@ -32,6 +32,7 @@ struct RunOptions {
   std::string outputsDir; ///< empty: print the summary only
   uint64_t seed = 0;
   bool cpu = false;
+  bool float64 = false; ///< --cpu without rounding the plan's stored values
   bool check = false, bench = false, noFusion = false, noGraph = false, autotune = false;
   compiler::CompileOptions compile; ///< --tf32, --dump, --jobs: the driver's options
   std::string device = "h200"; ///< the device the benchmark's predictions are for
@@ -42,7 +43,10 @@ struct RunOptions {
 std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOptions &opts) {
   CliArgs cli("run", "FILE.kf",
               "execute a graph on .npy or random inputs and write its outputs as .npy files");
-  cli.flag("--cpu", "run on the CPU with the float64 reference interpreter");
+  cli.flag("--cpu", "run on the CPU with the reference interpreter, rounding the values the "
+                   "compiled plan stores to their dtypes as the GPU does");
+  cli.flag("--float64", "with --cpu: keep every intermediate in float64, rounding only at casts "
+                        "and outputs");
   cli.option("--graph", "NAME", "the graph to run (default: the file's first)");
   cli.option("--inputs", "DIR", "read input X from DIR/X.npy (f32, f64 or f16 data)");
   cli.option("--random", "SEED", "use random inputs in [-1, 1) from SEED (the default, seed 0)");
@@ -50,7 +54,8 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   cli.flag("--check", "compare every output with the reference interpreter (dtype tolerances)");
   cli.flag("--bench",
            "time each kernel and the program against a device copy, predicted vs measured");
-  cli.flag("--no-fusion", "run the unfused plan: every op its own kernel");
+  cli.flag("--no-fusion", "run the unfused plan: every op its own kernel (with --cpu: round "
+                          "every op's value, as that plan stores it)");
   cli.flag("--no-graph", "launch the kernels one by one on a stream instead of one CUDA graph");
   cli.flag("--autotune", "time every configuration of each GEMM kernel first and keep the "
                          "fastest (cached in KFUSE_CACHE_DIR)");
@@ -80,6 +85,11 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
       return rc;
   opts.file = cli.positionals()[0];
   opts.cpu = cli.has("--cpu");
+  opts.float64 = cli.has("--float64");
+  if (opts.float64 && !opts.cpu)
+    return cli.badArgs("--float64 is for --cpu runs; the GPU computes in f32");
+  if (opts.float64 && opts.noFusion)
+    return cli.badArgs("--float64 rounds no plan's values; --no-fusion picks the plan to round");
   opts.graphName = cli.value("--graph");
   opts.inputsDir = cli.value("--inputs");
   opts.outputsDir = cli.value("--outputs");
@@ -89,7 +99,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
     return cli.badArgs("--inputs needs a folder");
   if (cli.has("--cpu"))
     for (const char *gpuOnly :
-         {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps", "--autotune",
+         {"--check", "--bench", "--no-graph", "--device", "--reps", "--autotune",
           "--tf32", "--dump", "--jobs"})
       if (cli.has(gpuOnly))
         return cli.badArgs(
@@ -175,6 +185,35 @@ void printAutotune(const runtime::Program &p) {
   }
 }
 
+/// Runs `g` on the reference interpreter. Unless --float64, the values the compiled plan
+/// (fused, or --no-fusion's) stores are rounded to their dtypes where they are computed, as
+/// the kernels store them: the plan is compiled to CUDA C (no NVRTC, no GPU) and each
+/// kernel's outputs are the stored values.
+std::vector<Tensor> runOnCpu(const Graph &g, const std::vector<Tensor> &inputs,
+                             const RunOptions &opts) {
+  if (opts.float64)
+    return interpret(g, inputs);
+  compiler::CompileOptions co = opts.compile;
+  co.planning = opts.noFusion ? compiler::Planning::Unfused : compiler::Planning::Fused;
+  co.until = compiler::Stage::Source;
+  compiler::CompiledModule m;
+  std::vector<unsigned> stored;
+  try {
+    m = compiler::compile(g, co);
+    for (const compiler::CompiledKernel &k : m.kernels)
+      for (const codegen::SpecOutput &out : k.spec.outputs)
+        stored.push_back(out.tensor.nodeId);
+  } catch (const Error &) { // no kernels for this graph (e.g. a GEMM too large to index):
+    co.until = compiler::Stage::Plan; // round what leaves each kernel region of the plan
+    m = compiler::compile(g, co);
+    for (const Node *n : m.plan->nodes())
+      for (const Node *u : n->users())
+        if (!n->isInput() && (n->kernel() < 0 || u->kernel() != n->kernel()))
+          stored.push_back(n->id());
+  }
+  return interpret(*m.plan, inputs, stored);
+}
+
 /// Runs `g` on the GPU as the options say; prints what was compiled, the check and the
 /// benchmark. Returns the outputs.
 std::vector<Tensor> runOnGpu(const Graph &g, const std::vector<Tensor> &inputs,
@@ -230,7 +269,8 @@ int runMain(const std::vector<std::string> &args) {
   else // the interpreter's size limit, before float64 inputs are built for it
     checkInterpretable(g);
   std::vector<Tensor> inputs = loadInputs(g, opts);
-  std::vector<Tensor> outputs = opts.cpu ? interpret(g, inputs) : runOnGpu(g, inputs, opts);
+  std::vector<Tensor> outputs =
+      opts.cpu ? runOnCpu(g, inputs, opts) : runOnGpu(g, inputs, opts);
   writeOutputs(g, outputs, opts);
   printSummary(g, outputs);
   return kExitOk;
