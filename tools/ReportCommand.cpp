@@ -40,6 +40,15 @@ Planned planFor(const Graph &g, const compiler::CompileOptions &o) {
   return p;
 }
 
+/// Each generated kernel's estimate by name, for the traffic tables (applyEstimates).
+std::vector<NamedEstimate> estimatesOf(const Planned &p) {
+  std::vector<NamedEstimate> e;
+  if (p.error.empty())
+    for (const compiler::CompiledKernel &k : p.module.kernels)
+      e.push_back({k.spec.name, k.estimate.seconds, k.estimate.computeBound});
+  return e;
+}
+
 /// Each matmul kernel's GEMM kernel and why, then every kernel's expected time on the
 /// module's device (analysis/KernelEstimate.h).
 std::string kernelSection(const Planned &p) {
@@ -110,7 +119,12 @@ int reportMain(const std::vector<std::string> &args) {
   bool first = true;
   for (const auto &g : graphs) {
     Planned p = planFor(*g, o);
-    TrafficReport r = buildReport(*g, p.module.plan->clone(), p.module.fusion, o.target);
+    compiler::CompileOptions unfusedOptions = o;
+    unfusedOptions.planning = compiler::Planning::Unfused;
+    unfusedOptions.dumpDir.clear();
+    Planned unfused = planFor(*g, unfusedOptions);
+    TrafficReport r = buildReport(*g, p.module.plan->clone(), p.module.fusion, o.target,
+                                  estimatesOf(p), estimatesOf(unfused));
     if (cli.has("--json"))
       fmt::print("{}", reportJson(r, kernelJson(p)));
     else
