@@ -141,7 +141,10 @@ std::vector<Tensor> loadInputs(const Graph &g, const RunOptions &opts) {
     if (fs::status(path, ec).type() == fs::file_type::not_found) // else readNpy says why
       fail("input '{}' ({}) of graph '{}' has no file '{}'", excerpt(inputName(g, i)),
            g.inputs()[i]->type().str(), excerpt(g.name()), excerpt(path, 400));
-    inputs.push_back(readNpy(path, g.inputs()[i]->type()));
+    std::string warning;
+    inputs.push_back(readNpy(path, g.inputs()[i]->type(), &warning));
+    if (!warning.empty())
+      fmt::print(stderr, "kfuse: warning: input '{}': {}\n", excerpt(inputName(g, i)), warning);
   }
   return inputs;
 }
