@@ -103,7 +103,8 @@ std::string kernelJson(const Planned &p) {
 
 int reportMain(const std::vector<std::string> &args) {
   CliArgs cli("report", "FILE.kf",
-              "Predicts the memory traffic and time of each graph of FILE.kf before fusion "
+              "Predicts the memory traffic and time of each graph of FILE.kf ('-' reads stdin) "
+              "before fusion "
               "(every op its own kernel) and after the -O2 pipeline (simplify, cse, dce, fuse).");
   unsigned flags = kArchFlag | kTf32Flag | kDumpFlag | kDeviceFlag;
   declareCompileFlags(cli, flags, "h200");
@@ -115,7 +116,7 @@ int reportMain(const std::vector<std::string> &args) {
     return *rc;
   o.until = compiler::Stage::Source; // the report is the model's, no NVRTC
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
-  std::vector<std::unique_ptr<Graph>> graphs = loadModuleFile(cli.positionals()[0]);
+  std::vector<std::unique_ptr<Graph>> graphs = loadModule(cli.positionals()[0]);
   bool first = true;
   for (const auto &g : graphs) {
     Planned p = planFor(*g, o);
