@@ -267,8 +267,13 @@ int runMain(const std::vector<std::string> &args) {
     return *rc;
   std::vector<std::unique_ptr<Graph>> module = loadModule(opts.file);
   const Graph &g = selectGraph(module, opts.file, opts.graphName);
-  if (!opts.cpu) // say so before spending time on inputs
-    runtime::Driver::require();
+  if (!opts.cpu) { // say so before spending time on inputs
+    try {
+      runtime::Driver::require();
+    } catch (const Error &e) {
+      fail("{} (--cpu runs the graph on the reference interpreter instead)", e.what());
+    }
+  }
   else // the interpreter's size limit, before float64 inputs are built for it
     checkInterpretable(g);
   std::vector<Tensor> inputs = loadInputs(g, opts);
