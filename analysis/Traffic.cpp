@@ -138,6 +138,15 @@ TrafficPlan fusedTraffic(const Graph &g, const Target &d) {
   return p;
 }
 
+bool estimatesDiffer(const Graph &g) {
+  if (g.numNodes() > 20000)
+    return false;
+  for (const Node *n : g.nodes())
+    if (n->kind() == OpKind::MatMul || isReduction(n->kind()))
+      return true;
+  return false;
+}
+
 void applyEstimates(TrafficPlan &p, const std::vector<NamedEstimate> &estimates) {
   std::unordered_map<std::string, const NamedEstimate *> byName;
   for (const NamedEstimate &e : estimates)

@@ -47,6 +47,12 @@ TrafficPlan unfusedTraffic(const Graph &g, const Target &d);
 /// By kernel regions; a node outside every region counts as a kernel of one.
 TrafficPlan fusedTraffic(const Graph &g, const Target &d);
 
+/// Whether generating `g`'s kernels to estimate them is worth it: only a matmul or a
+/// reduction makes a kernel's estimate differ from the model's roofline + fixed cost, and
+/// graphs of more than 20,000 ops are left to the model (generating 10^6 one-op kernels
+/// took 26 s and 3 GB more than the report itself).
+bool estimatesDiffer(const Graph &g);
+
 /// A generated kernel's expected time (analysis/KernelEstimate.h) by its name.
 struct NamedEstimate {
   std::string name;

@@ -115,9 +115,11 @@ void renderSvg(const std::string &dotText, const std::string &svgPath) {
 }
 
 /// The generated kernels' estimates for `g` as drawn (its kernel regions as they are, CUDA C
-/// without NVRTC), so the labels say what `kfuse report` says; none where codegen refuses
-/// the graph (the traffic model's times then).
+/// without NVRTC), so the labels say what `kfuse report` says; none where they would not
+/// differ from the traffic model's times or codegen refuses the graph.
 std::vector<NamedEstimate> estimatesFor(const Graph &g, const Target &d) {
+  if (!estimatesDiffer(g)) // the model's times are the estimates
+    return {};
   compiler::CompileOptions o;
   o.planning = compiler::Planning::AsGiven;
   o.target = d;

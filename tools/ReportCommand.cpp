@@ -50,14 +50,10 @@ std::vector<NamedEstimate> estimatesOf(const Planned &p) {
 }
 
 /// The unfused plan's kernels' estimates, where they differ from the traffic model's (the
-/// roofline + the fixed cost per kernel, which is a pointwise kernel's estimate): a graph
-/// with a matmul or a reduction is planned unfused and its kernels generated. Not for graphs
-/// of more than 20,000 ops: generating 10^6 one-op kernels took 26 s and 3 GB more.
+/// roofline + the fixed cost per kernel, which is a pointwise kernel's estimate):
+/// estimatesDiffer (analysis/Traffic.h).
 std::vector<NamedEstimate> unfusedEstimates(const Graph &g, const compiler::CompileOptions &o) {
-  bool differs = false;
-  for (const Node *n : g.nodes())
-    differs |= n->kind() == OpKind::MatMul || isReduction(n->kind());
-  if (!differs || g.numNodes() > 20000)
+  if (!estimatesDiffer(g))
     return {};
   compiler::CompileOptions unfused = o;
   unfused.planning = compiler::Planning::Unfused;
