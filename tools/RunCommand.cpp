@@ -188,32 +188,38 @@ void printAutotune(const runtime::Program &p) {
   }
 }
 
-/// Runs `g` on the reference interpreter. Unless --float64, the values the compiled plan
-/// (fused, or --no-fusion's) stores are rounded to their dtypes where they are computed, as
-/// the kernels store them: the plan is compiled to CUDA C (no NVRTC, no GPU) and each
-/// kernel's outputs are the stored values.
+/// Runs `g` on the reference interpreter. Unless --float64, the 16-bit values the compiled
+/// plan (fused, or --no-fusion's) stores are rounded to their dtypes where they are computed,
+/// as the kernels store them (an f32 value is the same stored or not: the kernels compute in
+/// f32). The stored values are each kernel's outputs, the plan compiled to CUDA C without
+/// NVRTC; in graphs of more than 20,000 ops (codegen took longer than the interpreter) or
+/// without kernels (a GEMM too large to index), the values that leave their kernel region.
 std::vector<Tensor> runOnCpu(const Graph &g, const std::vector<Tensor> &inputs,
                              const RunOptions &opts) {
-  if (opts.float64)
+  bool sixteen = false;
+  for (const Node *n : g.nodes())
+    sixteen |= n->dtype() != DType::F32;
+  if (opts.float64 || !sixteen)
     return interpret(g, inputs);
   compiler::CompileOptions co = opts.compile;
   co.planning = opts.noFusion ? compiler::Planning::Unfused : compiler::Planning::Fused;
-  co.until = compiler::Stage::Source;
+  co.until = g.numNodes() > 20000 ? compiler::Stage::Plan : compiler::Stage::Source;
   compiler::CompiledModule m;
-  std::vector<unsigned> stored;
   try {
     m = compiler::compile(g, co);
-    for (const compiler::CompiledKernel &k : m.kernels)
-      for (const codegen::SpecOutput &out : k.spec.outputs)
-        stored.push_back(out.tensor.nodeId);
-  } catch (const Error &) { // no kernels for this graph (e.g. a GEMM too large to index):
-    co.until = compiler::Stage::Plan; // round what leaves each kernel region of the plan
+  } catch (const Error &) {
+    co.until = compiler::Stage::Plan;
     m = compiler::compile(g, co);
+  }
+  std::vector<unsigned> stored;
+  for (const compiler::CompiledKernel &k : m.kernels)
+    for (const codegen::SpecOutput &out : k.spec.outputs)
+      stored.push_back(out.tensor.nodeId);
+  if (co.until == compiler::Stage::Plan)
     for (const Node *n : m.plan->nodes())
       for (const Node *u : n->users())
         if (!n->isInput() && (n->kernel() < 0 || u->kernel() != n->kernel()))
           stored.push_back(n->id());
-  }
   return interpret(*m.plan, inputs, stored);
 }
 
