@@ -31,7 +31,9 @@ unsigned editDistance(std::string_view a, std::string_view b) {
 std::string didYouMean(std::string_view word, const std::vector<std::string> &candidates) {
   if (word.empty() || word.size() > 64) // a long token is not a misspelled name
     return "";
-  unsigned limit = std::max<unsigned>(2, static_cast<unsigned>(word.size() / 2));
+  // Short words are one edit from many names ('foo' is two from 'log'): one edit for them.
+  unsigned limit =
+      word.size() <= 4 ? 1 : std::max<unsigned>(2, static_cast<unsigned>(word.size() / 2));
   const std::string *best = nullptr;
   unsigned bestDistance = limit + 1;
   for (const std::string &c : candidates) {
