@@ -75,7 +75,7 @@ TEST_CASE("errorGraph: errors carried through sums, products, exp and roundings"
 TEST_CASE("checkOutputs: a correct feed-forward block with K = 20000 passes, a flipped "
           "element fails",
           "[check]") {
-  std::unique_ptr<Graph> g = feedForward(8, 256, 20000);
+  std::unique_ptr<Graph> g = feedForward(4, 256, 20000);
   std::vector<Tensor> in = randomInputs(*g, 7);
   // Rounding every intermediate to bf16 (an unfused plan's stores) is as correct as the
   // fused plan, which rounds only the output: the two differ by the rounding of 20000
