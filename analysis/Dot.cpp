@@ -49,10 +49,6 @@ void put(std::string &out, fmt::format_string<Args...> f, Args &&...args) {
   fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
 }
 
-std::string plural(size_t n, const char *what) {
-  return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
-}
-
 /// "%b = mul %a, 2.0" then the type: the op as .kf writes it, literals inline.
 std::string opLabel(const Node *n) {
   std::string s = nodeLabel(n) + " = " + std::string(opName(n->kind()));
@@ -216,8 +212,10 @@ void writeEdges(std::string &out, const Graph &g, const DotLayout &l) {
 
 } // namespace
 
-std::string graphToDot(const Graph &g, const Target &d) {
+std::string graphToDot(const Graph &g, const Target &d,
+                       const std::vector<NamedEstimate> &estimates) {
   TrafficPlan plan = fusedTraffic(g, d);
+  applyEstimates(plan, estimates);
   DotLayout layout = layoutKernels(g, plan);
   std::string out;
   out.reserve(g.nodes().size() * 160 + 256);

@@ -1,8 +1,8 @@
 #pragma once
 /// Graphviz DOT for a graph, the picture behind `kfuse dot`. Each kernel is a
 /// `subgraph cluster_N` labelled with its name, the bytes it reads and writes and its
-/// predicted time, all from the traffic model's fused plan (analysis/Traffic.h fusedTraffic)
-/// on one device. A node outside every kernel region is a kernel of one there, so it is
+/// expected time, all from the traffic model's fused plan (analysis/Traffic.h fusedTraffic)
+/// on one device, at the generated kernels' estimates where given. A node outside every kernel region is a kernel of one there, so it is
 /// drawn as a one-node cluster (dashed border, named like the traffic model names it,
 /// e.g. `mul#3`); fused regions are filled.
 ///
@@ -15,6 +15,7 @@
 /// (`%b = mul %a, 2.0`).
 /// Node ids are positions in program order (n0, n1, ..., out0, ...), so the same graph
 /// always gives the same text, byte for byte.
+#include "analysis/Traffic.h"
 #include "ir/Graph.h"
 #include "target/Target.h"
 
@@ -23,8 +24,11 @@
 
 namespace kfuse {
 
-/// One `digraph` ending in a newline. `g` must verify (ir/Verifier.h).
-std::string graphToDot(const Graph &g, const Target &d);
+/// One `digraph` ending in a newline. `g` must verify (ir/Verifier.h). `estimates`, the
+/// generated kernels' (by the names codegen gives them), replace the model's times, as in
+/// `kfuse report` (analysis/Traffic.h applyEstimates).
+std::string graphToDot(const Graph &g, const Target &d,
+                       const std::vector<NamedEstimate> &estimates = {});
 
 /// `s` as a DOT quoted string, quotes included: `"` and `\` are escaped, a newline becomes
 /// `\n` (a line break in a label), and other control bytes and bytes that are not valid

@@ -17,7 +17,8 @@ TrafficReport buildReport(const Graph &g, const Target &d) {
 }
 
 TrafficReport buildReport(const Graph &g, std::unique_ptr<Graph> fused, FusionLog decisions,
-                          const Target &d) {
+                          const Target &d, const std::vector<NamedEstimate> &fusedEstimates,
+                          const std::vector<NamedEstimate> &unfusedEstimates) {
   TrafficReport r;
   r.graphName = g.name();
   r.device = d;
@@ -26,6 +27,8 @@ TrafficReport buildReport(const Graph &g, std::unique_ptr<Graph> fused, FusionLo
   verify(*r.fusedGraph);
   r.decisions = std::move(decisions);
   r.fused = fusedTraffic(*r.fusedGraph, d);
+  applyEstimates(r.fused, fusedEstimates);
+  applyEstimates(r.unfused, unfusedEstimates);
   return r;
 }
 
@@ -47,8 +50,8 @@ std::string formatReport(const TrafficReport &r) {
   for (const KernelTraffic &k : r.fused.kernels)
     s += row(k);
   auto line = [](const char *what, const TrafficPlan &p) {
-    return fmt::format("  {:<8} {:>3} launches  {:>11} moved ({} read, {} written)  {}  {}\n",
-                       what, p.launches(), formatBytes(double(p.bytes())),
+    return fmt::format("  {:<8} {:>12}  {:>11} moved ({} read, {} written)  {}  {}\n",
+                       what, plural((long long)p.launches(), "launch", "launches"), formatBytes(double(p.bytes())),
                        formatBytes(double(p.bytesRead)), formatBytes(double(p.bytesWritten)),
                        formatFlops(p.flops), formatSeconds(p.seconds));
   };
@@ -56,12 +59,11 @@ std::string formatReport(const TrafficReport &r) {
   s += line("unfused", r.unfused);
   s += line("fused", r.fused);
   double speedup = r.fused.seconds > 0 ? r.unfused.seconds / r.fused.seconds : 1.0;
-  s += fmt::format("  saving   {} fewer bytes ({:.1f}%), {} fewer launches, {:.2f}x predicted\n",
+  long long fewer = static_cast<long long>(r.unfused.launches()) -
+                   static_cast<long long>(r.fused.launches());
+  s += fmt::format("  saving   {} fewer bytes ({:.1f}%), {} fewer {}, {:.2f}x predicted\n",
                    formatBytes(double(r.unfused.bytes() - r.fused.bytes())),
-                   r.byteSaving() * 100.0,
-                   static_cast<long long>(r.unfused.launches()) -
-                       static_cast<long long>(r.fused.launches()),
-                   speedup);
+                   r.byteSaving() * 100.0, fewer, fewer == 1 ? "launch" : "launches", speedup);
   return s;
 }
 

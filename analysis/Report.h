@@ -28,9 +28,13 @@ struct TrafficReport {
 /// Runs the -O2 pipeline on a copy of `g` (which is left as it is) and models both plans.
 TrafficReport buildReport(const Graph &g, const Target &d);
 /// Models `g` unfused against `fused`, a plan made from it (with the fusion decisions that
-/// made it): how the compiler driver's module is reported without planning again.
+/// made it): how the compiler driver's module is reported without planning again. The
+/// kernels' estimates, where they were generated (the fused module's, and the unfused
+/// plan's), replace the model's times (applyEstimates): one estimate for the table, the
+/// totals and the expected times.
 TrafficReport buildReport(const Graph &g, std::unique_ptr<Graph> fused, FusionLog decisions,
-                          const Target &d);
+                          const Target &d, const std::vector<NamedEstimate> &fusedEstimates = {},
+                          const std::vector<NamedEstimate> &unfusedEstimates = {});
 /// The human-readable table: per fused kernel, then totals, launches and the saving.
 std::string formatReport(const TrafficReport &r);
 /// The same as one JSON object; `moreMembers` (", \"name\": value, ...") goes in after its

@@ -17,11 +17,16 @@ double nodeFlops(const Node *n) {
   return 2.0 * out * k;
 }
 
+/// The name codegen gives the kernel of a node outside every region (codegen/KernelSpec.cpp).
+static std::string loneKernelName(const Node *n) {
+  return n->name().empty() ? fmt::format("{}{}", opName(n->kind()), n->id()) : n->name();
+}
+
 static void finish(KernelTraffic &k, const Target &d) {
   // A matmul's FLOPs at its dtype's peak (exact f32: the FFMA rate), the rest at FFMA's.
   const double rate = d.peakFlops(k.hasMatmul ? k.matmulType : DType::F32);
   const double tMem = d.memorySeconds(double(k.bytes())), tFlop = k.flops / rate;
-  k.seconds = std::max(tMem, tFlop);
+  k.seconds = std::max(tMem, tFlop) + d.kernelSeconds;
   k.computeBound = tFlop > tMem;
 }
 
@@ -42,6 +47,7 @@ TrafficPlan unfusedTraffic(const Graph &g, const Target &d) {
       continue;
     KernelTraffic k;
     k.name = fmt::format("op{}", i++);
+    k.specName = loneKernelName(n);
     k.ops = 1;
     k.hasMatmul = n->kind() == OpKind::MatMul;
     k.matmulType = n->dtype();
@@ -77,6 +83,7 @@ TrafficPlan fusedTraffic(const Graph &g, const Target &d) {
       KernelTraffic k;
       k.name = n->kernel() >= 0 ? g.kernelNames()[n->kernel()]
                                 : fmt::format("{}#{}", opName(n->kind()), n->id());
+      k.specName = n->kernel() >= 0 ? k.name : loneKernelName(n);
       if (n->kernel() >= 0)
         regionSlot[n->kernel()] = static_cast<int>(slot);
       p.kernels.push_back(std::move(k));
@@ -129,6 +136,30 @@ TrafficPlan fusedTraffic(const Graph &g, const Target &d) {
     finish(k, d);
   total(p);
   return p;
+}
+
+bool estimatesDiffer(const Graph &g) {
+  if (g.numNodes() > 20000)
+    return false;
+  for (const Node *n : g.nodes())
+    if (n->kind() == OpKind::MatMul || isReduction(n->kind()))
+      return true;
+  return false;
+}
+
+void applyEstimates(TrafficPlan &p, const std::vector<NamedEstimate> &estimates) {
+  std::unordered_map<std::string, const NamedEstimate *> byName;
+  for (const NamedEstimate &e : estimates)
+    byName[e.name] = &e;
+  p.seconds = 0;
+  for (KernelTraffic &k : p.kernels) {
+    auto it = byName.find(k.specName);
+    if (it != byName.end()) {
+      k.seconds = it->second->seconds;
+      k.computeBound = it->second->computeBound;
+    }
+    p.seconds += k.seconds;
+  }
 }
 
 } // namespace kfuse

@@ -82,8 +82,12 @@ void describe(kfuse_module_s &m, const Graph &input) {
   m.planText = cm.plan ? printGraph(*cm.plan) : "";
   m.fusionJson = cm.fusion.json();
   m.kernelsJson = compiler::kernelsJson(cm);
+  std::vector<NamedEstimate> estimates; // the plan's table at the kernels' estimates
+  for (const compiler::CompiledKernel &k : cm.kernels)
+    estimates.push_back({k.spec.name, k.estimate.seconds, k.estimate.computeBound});
   if (cm.plan)
-    m.reportJson = reportJson(buildReport(input, cm.plan->clone(), cm.fusion, cm.target));
+    m.reportJson =
+        reportJson(buildReport(input, cm.plan->clone(), cm.fusion, cm.target, estimates));
 }
 
 const compiler::CompiledKernel &kernelArg(const kfuse_module_s &m, size_t i) {

@@ -24,9 +24,17 @@ DType coarserDType(DType a, DType b) {
 
 std::string compareValues(const std::vector<double> &got, const std::vector<double> &ref,
                           const Tolerance &tol) {
+  return compareValues(got, ref, tol, {}, 0.0);
+}
+
+std::string compareValues(const std::vector<double> &got, const std::vector<double> &ref,
+                          const Tolerance &tol, const std::vector<double> &magnitude, double u) {
   if (got.size() != ref.size())
     return fmt::format("{} values where the reference has {}", got.size(), ref.size());
-  double diff2 = 0, ref2 = 0;
+  bool withMagnitude = !magnitude.empty() && u > 0;
+  if (withMagnitude && magnitude.size() != ref.size())
+    return fmt::format("{} magnitudes for {} values", magnitude.size(), ref.size());
+  double diff2 = 0, ref2 = 0, mag2 = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     double g = got[i], r = ref[i];
     if (std::isnan(r) || std::isnan(g)) {
@@ -39,15 +47,27 @@ std::string compareValues(const std::vector<double> &got, const std::vector<doub
         return fmt::format("element {}: got {} where the reference is {}", i, g, r);
       continue;
     }
-    if (std::fabs(g - r) > tol.elem * (1.0 + std::fabs(r)))
-      return fmt::format(
-          "element {}: got {} where the reference is {} (tolerance {:g} * (1 + |ref|))", i, g, r,
-          tol.elem);
+    double m = withMagnitude && std::isfinite(magnitude[i]) ? magnitude[i] : 0.0;
+    if (withMagnitude && !std::isfinite(magnitude[i]))
+      continue; // the terms overflowed: no bound to hold the element to
+    double bound = tol.elem * (1.0 + std::fabs(r)) + u * m;
+    if (std::fabs(g - r) > bound) {
+      if (!withMagnitude)
+        return fmt::format(
+            "element {}: got {} where the reference is {} (tolerance {:g} * (1 + |ref|))", i, g,
+            r, tol.elem);
+      return fmt::format("element {}: got {} where the reference is {} (tolerance {:g} * (1 + "
+                         "|ref|) + {:g} * {:g}, its error scale)",
+                         i, g, r, tol.elem, u, m);
+    }
     diff2 += (g - r) * (g - r);
     ref2 += r * r;
+    mag2 += m * m;
   }
-  if (ref2 > 0 && std::sqrt(diff2 / ref2) > tol.norm)
-    return fmt::format("relative error norm {:g} above {:g}", std::sqrt(diff2 / ref2), tol.norm);
+  double allowed = tol.norm * std::sqrt(ref2) + u * std::sqrt(mag2);
+  if (ref2 > 0 && std::sqrt(diff2) > allowed)
+    return fmt::format("relative error norm {:g} above {:g}", std::sqrt(diff2 / ref2),
+                       allowed / std::sqrt(ref2));
   return "";
 }
 

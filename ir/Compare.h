@@ -24,5 +24,10 @@ DType coarserDType(DType a, DType b);
 /// same number of values.
 std::string compareValues(const std::vector<double> &got, const std::vector<double> &ref,
                           const Tolerance &tol);
+/// The same with each element's bound widened by `u * magnitude[i]` and the norm's by
+/// `u * ||magnitude||` (ir/ErrorBound.h: each element's error scale); an element whose
+/// magnitude is not finite is held to no bound.
+std::string compareValues(const std::vector<double> &got, const std::vector<double> &ref,
+                          const Tolerance &tol, const std::vector<double> &magnitude, double u);
 
 } // namespace kfuse

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace kfuse {
 
@@ -86,6 +87,18 @@ double roundToDType(double v, DType t) {
   case DType::BF16: return bf16BitsToFloat(floatToBF16Bits(f));
   }
   return f;
+}
+
+double largestFinite(DType t) {
+  switch (t) {
+  case DType::F16:
+    return double(halfBitsToFloat(0x7BFF));
+  case DType::BF16:
+    return double(bf16BitsToFloat(0x7F7F));
+  case DType::F32:
+    break;
+  }
+  return double(std::numeric_limits<float>::max());
 }
 
 } // namespace kfuse

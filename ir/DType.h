@@ -14,6 +14,8 @@ inline constexpr DType bf16 = DType::BF16;
 inline constexpr DType allDTypes[] = {DType::F32, DType::F16, DType::BF16};
 
 const char *dtypeName(DType t);
+/// The largest finite value of `t`: 65504 (f16), about 3.39e38 (bf16), 3.40e38 (f32).
+double largestFinite(DType t);
 size_t dtypeSize(DType t);
 std::optional<DType> parseDType(std::string_view s);
 

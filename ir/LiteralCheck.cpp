@@ -23,10 +23,6 @@ std::optional<double> overflowingLiteral(const Node *n, DType t) {
   return std::nullopt;
 }
 
-double largestFinite(DType t) {
-  return t == DType::F16 ? double(halfBitsToFloat(0x7BFF)) : double(bf16BitsToFloat(0x7F7F));
-}
-
 } // namespace
 
 std::vector<std::string> literalOverflowWarnings(const Graph &g) {

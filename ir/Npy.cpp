@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
@@ -181,7 +183,24 @@ NpyHeader parseNpyHeader(const std::string &bytes, const std::string &path) {
   return h;
 }
 
-Tensor readNpy(const std::string &path, const TensorType &expect) {
+/// Element i of little-endian data of f32, f64 or f16 (elemSize 4, 8, 2) as a double.
+static double readValue(const char *src, size_t elemSize, int64_t i) {
+  if (elemSize == 4) {
+    float f;
+    std::memcpy(&f, src + i * 4, 4);
+    return f;
+  }
+  if (elemSize == 8) {
+    double v;
+    std::memcpy(&v, src + i * 8, 8);
+    return v;
+  }
+  uint16_t b;
+  std::memcpy(&b, src + i * 2, 2);
+  return halfBitsToFloat(b);
+}
+
+Tensor readNpy(const std::string &path, const TensorType &expect, std::string *warning) {
   InputFile f(path);
   if (!f.ok())
     fail("cannot open '{}': {}", path, f.error());
@@ -218,21 +237,21 @@ Tensor readNpy(const std::string &path, const TensorType &expect) {
     fail("cannot read '{}': it changed while being read", path);
   Tensor t(expect);
   const char *src = bytes.data();
+  int64_t overflows = 0, first = 0;
   for (int64_t i = 0; i < n; ++i) {
-    double v;
-    if (elemSize == 4) {
-      float f;
-      std::memcpy(&f, src + i * 4, 4);
-      v = f;
-    } else if (elemSize == 8) {
-      std::memcpy(&v, src + i * 8, 8);
-    } else {
-      uint16_t b;
-      std::memcpy(&b, src + i * 2, 2);
-      v = halfBitsToFloat(b);
-    }
+    double v = readValue(src, elemSize, i);
     t.data[i] = roundToDType(v, expect.dtype);
+    if (std::isinf(t.data[i]) && std::isfinite(v) && overflows++ == 0)
+      first = i;
   }
+  if (warning)
+    *warning = overflows == 0 ? std::string()
+                              : fmt::format("'{}': {} of {} values do not fit {} (largest finite "
+                                            "value {:g}; the first, element {}, is {:g}): they "
+                                            "become inf",
+                                            excerpt(path, 400), overflows, n,
+                                            dtypeName(expect.dtype), largestFinite(expect.dtype),
+                                            first, readValue(src, elemSize, first));
   return t;
 }
 

@@ -13,8 +13,11 @@ namespace kfuse {
 /// Stores `t` as f32 (f16/bf16 values are exact in f32; f64 rounds to nearest).
 void writeNpy(const std::string &path, const Tensor &t);
 /// Reads `path`, which must hold exactly expect.shape; converts to expect.dtype by rounding
-/// to nearest even.
-Tensor readNpy(const std::string &path, const TensorType &expect);
+/// to nearest even. A finite value too large for expect.dtype becomes inf; where `warning`
+/// is given it then says how many and the first ("'x.npy': 2 of 8 values do not fit f16
+/// ..."), else it is left empty.
+Tensor readNpy(const std::string &path, const TensorType &expect,
+               std::string *warning = nullptr);
 
 /// The parsed header of a .npy file, for tools and tests.
 struct NpyHeader {

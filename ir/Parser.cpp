@@ -2,6 +2,7 @@
 
 #include "ir/InputFile.h"
 #include "ir/Lexer.h"
+#include "ir/Suggest.h"
 #include "ir/Verifier.h"
 
 #include <llvm/ADT/DenseMap.h>
@@ -357,7 +358,8 @@ void Parser::parseDefinition(Graph &g, int kernel) {
   Token opTok = tok_;
   std::optional<OpKind> kind = parseOpKind(opTok.text);
   if (!kind)
-    error(opTok, fmt::format("unknown op '{}'", quote(opTok.text)));
+    error(opTok, fmt::format("unknown op '{}'{}", quote(opTok.text),
+                             didYouMean(opTok.text, opNames())));
   advance();
 
   Node *node;
@@ -382,7 +384,8 @@ Node *Parser::parseInput(Graph &g, const Token &nameTok, const Token &opTok, int
   Token dtTok = tok_;
   std::optional<DType> dt = parseDType(dtTok.text);
   if (!dt)
-    error(dtTok, fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", quote(dtTok.text)));
+    error(dtTok, fmt::format("unknown dtype '{}' (expected f32, f16 or bf16){}", quote(dtTok.text),
+                             didYouMean(dtTok.text, {"f32", "f16", "bf16"})));
   advance();
   if (tok_.kind != TokKind::LBracket)
     error(tok_, fmt::format("expected '[' after dtype '{}' (a scalar is {}[]), got {}",
@@ -469,9 +472,13 @@ void Parser::parseOperand(llvm::SmallVectorImpl<Operand> &operands) {
 void Parser::parseAttribute(OpKind kind, Attrs &attrs) {
   Token key = tok_;
   std::optional<Attr> attr = parseAttrName(key.text);
-  if (!attr)
-    error(key, fmt::format("unknown attribute '{}' (op '{}' takes {})", quote(key.text),
-                           opName(kind), opAttrList(kind)));
+  if (!attr) {
+    std::vector<std::string> takes;
+    for (const OpAttr &a : opAttrs(kind))
+      takes.emplace_back(attrName(a.attr));
+    error(key, fmt::format("unknown attribute '{}' (op '{}' takes {}){}", quote(key.text),
+                           opName(kind), opAttrList(kind), didYouMean(key.text, takes)));
+  }
   if (!findOpAttr(kind, *attr))
     error(key, fmt::format("op '{}' has no attribute '{}' (it takes {})", opName(kind),
                            quote(key.text), opAttrList(kind)));
@@ -485,8 +492,11 @@ void Parser::parseAttribute(OpKind kind, Attrs &attrs) {
 /// One value of `type` at tok_ (`attr` names its attribute in errors); leaves tok_ after it.
 AttrValue Parser::parseAttrValue(std::string_view attr, AttrType type) {
   auto bad = [&]() -> AttrValue {
-    error(tok_, fmt::format("attribute '{}' expects {}, got {}", attr, attrTypeDescription(type),
-                            describe(tok_)));
+    std::string hint = type == AttrType::DType && tok_.kind == TokKind::Word
+                           ? didYouMean(tok_.text, {"f32", "f16", "bf16"})
+                           : std::string();
+    error(tok_, fmt::format("attribute '{}' expects {}, got {}{}", attr,
+                            attrTypeDescription(type), describe(tok_), hint));
   };
   AttrValue v;
   switch (type) {

@@ -34,4 +34,10 @@ std::string formatSeconds(double s) {
   return fmt::format("{:.3g} ns", s * 1e9);
 }
 
+std::string plural(long long n, std::string_view one, std::string_view many) {
+  if (n == 1 || n == -1)
+    return fmt::format("{} {}", n, one);
+  return many.empty() ? fmt::format("{} {}s", n, one) : fmt::format("{} {}", n, many);
+}
+
 } // namespace kfuse

@@ -1,6 +1,7 @@
 #pragma once
 /// Quantities as people read them in reports and messages: bytes, seconds, FLOPs.
 #include <string>
+#include <string_view>
 
 namespace kfuse {
 
@@ -8,6 +9,8 @@ namespace kfuse {
 std::string formatBytes(double bytes);
 /// "4.78 ms", "69.4 us".
 std::string formatSeconds(double s);
+/// "1 kernel", "2 kernels"; `many` where adding "s" is wrong ("launches").
+std::string plural(long long n, std::string_view one, std::string_view many = {});
 /// "137.4 GFLOP".
 std::string formatFlops(double f);
 

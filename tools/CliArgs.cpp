@@ -1,6 +1,7 @@
 #include "tools/CliArgs.h"
 
 #include "ir/InputFile.h"
+#include "ir/Suggest.h"
 #include "tools/Command.h"
 
 #include <algorithm>
@@ -58,6 +59,15 @@ std::optional<int> CliArgs::addValue(Spec &s, const std::string &key, std::strin
   return std::nullopt;
 }
 
+std::string CliArgs::suggestOption(const std::string &key) const {
+  std::vector<std::string> names{"--help"};
+  for (const Spec &s : specs_) {
+    names.push_back(s.name);
+    names.insert(names.end(), s.aliases.begin(), s.aliases.end());
+  }
+  return didYouMean(key, names);
+}
+
 int CliArgs::badArgs(const std::string &message) const {
   fmt::print(stderr, "kfuse {}: error: {}\n(`kfuse {} --help` lists the options)\n", command_,
              message, command_);
@@ -94,7 +104,7 @@ std::optional<int> CliArgs::parse(const std::vector<std::string> &args) {
       return badArgs("option '--help' takes no value");
     Spec *s = find(key);
     if (!s)
-      return badArgs(fmt::format("unknown option '{}'", excerpt(key)));
+      return badArgs(fmt::format("unknown option '{}'{}", excerpt(key), suggestOption(key)));
     if (s->valueName.empty()) {
       if (hasInlineValue)
         return badArgs(fmt::format("option '{}' takes no value", key));

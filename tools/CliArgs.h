@@ -67,6 +67,8 @@ private:
   std::optional<int> addValue(Spec &s, const std::string &key, std::string val);
   Spec *find(const std::string &spelling);
   const Spec *find(const std::string &name) const;
+  /// " (did you mean '--check'?)" for an unknown option close to one this command takes.
+  std::string suggestOption(const std::string &key) const;
 
   std::string command_, positionalsUsage_, summary_;
   std::vector<Spec> specs_;

@@ -5,6 +5,7 @@
 // and compile times; --dump-kernels writes what is needed to rebuild and launch each kernel
 // by hand. Needs no GPU.
 #include "compiler/Compile.h"
+#include "compiler/Dump.h"
 #include "compiler/Nvrtc.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
@@ -29,7 +30,7 @@ void writeFile(const std::filesystem::path &p, const std::string &bytes) {
 }
 
 /// What one line of launch.txt and of the summary say about kernel `k`.
-void printKernel(const compiler::CompiledKernel &k, std::string &launches) {
+void printKernel(const compiler::CompiledKernel &k, std::string &launches, bool print) {
   const codegen::KernelSpec &s = k.spec;
   const codegen::LaunchConfig &lc = k.launch;
   std::string regs = k.ptxas.registers < 0
@@ -40,22 +41,48 @@ void printKernel(const compiler::CompiledKernel &k, std::string &launches) {
       fmt::format("compiled in {:.0f} ms{}", k.compileMs, k.cached ? " (cached)" : "");
   if (!s.gemm()) {
     launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
-    fmt::print("  {:<24} {:>12} elements  grid {} x block {}; {}{}\n", s.mangled, s.numel(),
-               lc.grid, lc.block, took, regs);
+    if (print)
+      fmt::print("  {:<24} {:>12} elements  grid {} x block {}; {}{}\n", s.mangled, s.numel(),
+                 lc.grid, lc.block, took, regs);
     return;
   }
   const codegen::GemmSpec &gs = *s.gemm();
   launches += fmt::format("{} {} {} {} {} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel(),
                           lc.gridY, lc.gridZ, lc.sharedBytes, codegen::gemmKernelName(gs.kernel));
+  if (!print)
+    return;
   fmt::print("  {:<24} {:>12} elements  grid {}x{}x{} x block {}, {} B shared: {}\n", s.mangled,
              s.numel(), lc.grid, lc.gridY, lc.gridZ, lc.block, lc.sharedBytes, gs.describe());
   fmt::print("  {:<24} chosen because {}\n", "", gs.why);
   fmt::print("  {:<24} {}{}\n", "", took, regs);
 }
 
+/// The first line of each graph: kernels, bytes of CUDA C and cubin, compile times.
+void printSummary(const Graph &g, const compiler::CompiledModule &m) {
+  size_t bytes = 0, cubin = 0;
+  for (const compiler::CompiledKernel &k : m.kernels) {
+    bytes += k.source.size();
+    cubin += k.cubin.size();
+  }
+  fmt::print("graph {}: {} kernel{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {}); "
+             "{:.0f} ms ({:.0f} ms NVRTC on {} thread{})\n",
+             g.name(), m.kernels.size(), m.kernels.size() == 1 ? "" : "s", bytes, cubin, m.arch,
+             compiler::nvrtcVersionString(), m.totalMs, m.nvrtcWallMs, m.jobs,
+             m.jobs == 1 ? "" : "s");
+}
+
+/// --json: kernels.json's object (compiler/Dump.h, the dump's), on one line, with the NVRTC
+/// version.
+void printJson(const compiler::CompiledModule &m) {
+  std::string j = compiler::kernelsJson(m);
+  std::erase(j, '\n'); // strings in it are escaped: only layout newlines
+  fmt::print("{}, \"nvrtc\": \"{}\"}}\n", j.substr(0, j.rfind('}')),
+             compiler::nvrtcVersionString());
+}
+
 /// --dump-kernels: what is needed to rebuild and launch each kernel by hand.
 void dumpKernels(const compiler::CompiledModule &m, const std::filesystem::path &dir,
-                 const std::set<std::string> &emit, const std::string &launches) {
+                 const std::set<std::string> &emit, const std::string &launches, bool say) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
@@ -73,17 +100,21 @@ void dumpKernels(const compiler::CompiledModule &m, const std::filesystem::path 
     options += o + "\n";
   writeFile(dir / "nvrtc-options.txt", options);
   writeFile(dir / "launch.txt", launches);
-  fmt::print("  wrote {}\n", dir.string());
+  if (say)
+    fmt::print("  wrote {}\n", dir.string());
 }
 
 int compileMain(const std::vector<std::string> &args) {
   CliArgs cli("compile", "FILE.kf",
-              "Generates CUDA C for every kernel of each graph and compiles each kernel with "
+              "Generates CUDA C for every kernel of each graph of FILE.kf ('-' reads stdin) and "
+              "compiles each kernel with "
               "NVRTC (on several threads).");
   unsigned flags = kArchFlag | kTf32Flag | kNoFusionFlag | kDumpFlag | kJobsFlag | kDeviceFlag;
   declareCompileFlags(cli, flags);
   cli.option("--dump-kernels", "DIR", "write each kernel's .cu, the NVRTC options and launches");
   cli.option("--emit", "LIST", "with --dump-kernels: any of cuda,ptx,cubin (default cuda)");
+  cli.flag("--json", "print one JSON object per graph (kernels, launches, registers, expected "
+                     "times, compile times) instead of the text");
   if (auto rc = cli.parse(args))
     return *rc;
   compiler::CompileOptions o;
@@ -100,26 +131,21 @@ int compileMain(const std::vector<std::string> &args) {
   }
   std::string dumpDir = cli.value("--dump-kernels");
   o.wantPtx = !dumpDir.empty() && emit.count("ptx");
-  auto graphs = loadModuleFile(cli.positionals()[0]);
+  auto graphs = loadModule(cli.positionals()[0]);
+  bool json = cli.has("--json");
   for (auto &g : graphs) {
     compiler::CompiledModule m = compiler::compile(*g, o);
-    size_t bytes = 0, cubin = 0;
-    for (const compiler::CompiledKernel &k : m.kernels) {
-      bytes += k.source.size();
-      cubin += k.cubin.size();
-    }
-    fmt::print("graph {}: {} kernel{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {}); "
-               "{:.0f} ms ({:.0f} ms NVRTC on {} thread{})\n",
-               g->name(), m.kernels.size(), m.kernels.size() == 1 ? "" : "s", bytes, cubin, m.arch,
-               compiler::nvrtcVersionString(), m.totalMs, m.nvrtcWallMs, m.jobs,
-               m.jobs == 1 ? "" : "s");
+    if (json)
+      printJson(m);
+    else
+      printSummary(*g, m);
     std::string launches = "# kernel grid block numel [gridY gridZ sharedBytes kernel]\n";
     for (const compiler::CompiledKernel &k : m.kernels)
-      printKernel(k, launches);
+      printKernel(k, launches, !json);
     if (!dumpDir.empty())
       dumpKernels(m, graphs.size() == 1 ? std::filesystem::path(dumpDir)
                                         : std::filesystem::path(dumpDir) / g->name(),
-                  emit, launches);
+                  emit, launches, !json);
   }
   return kExitOk;
 }

@@ -1,6 +1,7 @@
 // `kfuse dot G.kf [--graph NAME] [--fused] [-o FILE] [--svg FILE] [--device D]`: the graph
 // as Graphviz DOT (analysis/Dot.h), kernels as clusters with their traffic, edges with their
 // bytes. `--svg` renders it with Graphviz's own `dot -Tsvg`, found on PATH.
+#include "compiler/Compile.h"
 #include "ir/Error.h"
 #include "ir/Verifier.h"
 #include "analysis/Dot.h"
@@ -113,6 +114,26 @@ void renderSvg(const std::string &dotText, const std::string &svgPath) {
   fail("'{} -Tsvg' failed ({}){}{}", dot, how, log.empty() ? "" : ":\n", log);
 }
 
+/// The generated kernels' estimates for `g` as drawn (its kernel regions as they are, CUDA C
+/// without NVRTC), so the labels say what `kfuse report` says; none where they would not
+/// differ from the traffic model's times or codegen refuses the graph.
+std::vector<NamedEstimate> estimatesFor(const Graph &g, const Target &d) {
+  if (!estimatesDiffer(g)) // the model's times are the estimates
+    return {};
+  compiler::CompileOptions o;
+  o.planning = compiler::Planning::AsGiven;
+  o.target = d;
+  o.until = compiler::Stage::Source;
+  std::vector<NamedEstimate> e;
+  try {
+    compiler::CompiledModule m = compiler::compile(g, o);
+    for (const compiler::CompiledKernel &k : m.kernels)
+      e.push_back({k.spec.name, k.estimate.seconds, k.estimate.computeBound});
+  } catch (const Error &) {
+  }
+  return e;
+}
+
 int dotMain(const std::vector<std::string> &args) {
   CliArgs cli("dot", "FILE.kf",
               "Writes a graph of FILE.kf ('-' reads stdin) as Graphviz DOT: each kernel a "
@@ -144,7 +165,7 @@ int dotMain(const std::vector<std::string> &args) {
     pm.run(g);
   }
   verify(g);
-  std::string text = graphToDot(g, d);
+  std::string text = graphToDot(g, d, estimatesFor(g, d));
   if (cli.has("-o") || !cli.has("--svg"))
     writeText(cli.value("-o"), text);
   if (cli.has("--svg"))

@@ -13,8 +13,7 @@ namespace kfuse::tool {
 /// driver (tools/kfuse.cpp) prints it with its file:line:col. Literals that overflow their
 /// dtype are warned about (warnAboutLiterals).
 std::vector<std::unique_ptr<Graph>> loadModule(const std::string &path);
-/// parseFile(path), never stdin (`compile` and `report` open a file named "-"), with the
-/// same warnings as loadModule.
+/// parseFile(path), never stdin, with the same warnings as loadModule.
 std::vector<std::unique_ptr<Graph>> loadModuleFile(const std::string &path);
 /// Prints ir/LiteralCheck.h's warnings for every graph to stderr, "kfuse: warning: ...".
 void warnAboutLiterals(const std::vector<std::unique_ptr<Graph>> &module);

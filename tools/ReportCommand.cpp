@@ -40,6 +40,27 @@ Planned planFor(const Graph &g, const compiler::CompileOptions &o) {
   return p;
 }
 
+/// Each generated kernel's estimate by name, for the traffic tables (applyEstimates).
+std::vector<NamedEstimate> estimatesOf(const Planned &p) {
+  std::vector<NamedEstimate> e;
+  if (p.error.empty())
+    for (const compiler::CompiledKernel &k : p.module.kernels)
+      e.push_back({k.spec.name, k.estimate.seconds, k.estimate.computeBound});
+  return e;
+}
+
+/// The unfused plan's kernels' estimates, where they differ from the traffic model's (the
+/// roofline + the fixed cost per kernel, which is a pointwise kernel's estimate):
+/// estimatesDiffer (analysis/Traffic.h).
+std::vector<NamedEstimate> unfusedEstimates(const Graph &g, const compiler::CompileOptions &o) {
+  if (!estimatesDiffer(g))
+    return {};
+  compiler::CompileOptions unfused = o;
+  unfused.planning = compiler::Planning::Unfused;
+  unfused.dumpDir.clear();
+  return estimatesOf(planFor(g, unfused));
+}
+
 /// Each matmul kernel's GEMM kernel and why, then every kernel's expected time on the
 /// module's device (analysis/KernelEstimate.h).
 std::string kernelSection(const Planned &p) {
@@ -94,7 +115,8 @@ std::string kernelJson(const Planned &p) {
 
 int reportMain(const std::vector<std::string> &args) {
   CliArgs cli("report", "FILE.kf",
-              "Predicts the memory traffic and time of each graph of FILE.kf before fusion "
+              "Predicts the memory traffic and time of each graph of FILE.kf ('-' reads stdin) "
+              "before fusion "
               "(every op its own kernel) and after the -O2 pipeline (simplify, cse, dce, fuse).");
   unsigned flags = kArchFlag | kTf32Flag | kDumpFlag | kDeviceFlag;
   declareCompileFlags(cli, flags, "h200");
@@ -106,11 +128,12 @@ int reportMain(const std::vector<std::string> &args) {
     return *rc;
   o.until = compiler::Stage::Source; // the report is the model's, no NVRTC
   // A ParseError propagates to tools/kfuse.cpp, which prints it as-is (exit 1).
-  std::vector<std::unique_ptr<Graph>> graphs = loadModuleFile(cli.positionals()[0]);
+  std::vector<std::unique_ptr<Graph>> graphs = loadModule(cli.positionals()[0]);
   bool first = true;
   for (const auto &g : graphs) {
     Planned p = planFor(*g, o);
-    TrafficReport r = buildReport(*g, p.module.plan->clone(), p.module.fusion, o.target);
+    TrafficReport r = buildReport(*g, p.module.plan->clone(), p.module.fusion, o.target,
+                                  estimatesOf(p), unfusedEstimates(*g, o));
     if (cli.has("--json"))
       fmt::print("{}", reportJson(r, kernelJson(p)));
     else

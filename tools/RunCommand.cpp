@@ -32,6 +32,7 @@ struct RunOptions {
   std::string outputsDir; ///< empty: print the summary only
   uint64_t seed = 0;
   bool cpu = false;
+  bool float64 = false; ///< --cpu without rounding the plan's stored values
   bool check = false, bench = false, noFusion = false, noGraph = false, autotune = false;
   compiler::CompileOptions compile; ///< --tf32, --dump, --jobs: the driver's options
   std::string device = "h200"; ///< the device the benchmark's predictions are for
@@ -42,7 +43,10 @@ struct RunOptions {
 std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOptions &opts) {
   CliArgs cli("run", "FILE.kf",
               "execute a graph on .npy or random inputs and write its outputs as .npy files");
-  cli.flag("--cpu", "run on the CPU with the float64 reference interpreter");
+  cli.flag("--cpu", "run on the CPU with the reference interpreter, rounding the values the "
+                   "compiled plan stores to their dtypes as the GPU does");
+  cli.flag("--float64", "with --cpu: keep every intermediate in float64, rounding only at casts "
+                        "and outputs");
   cli.option("--graph", "NAME", "the graph to run (default: the file's first)");
   cli.option("--inputs", "DIR", "read input X from DIR/X.npy (f32, f64 or f16 data)");
   cli.option("--random", "SEED", "use random inputs in [-1, 1) from SEED (the default, seed 0)");
@@ -50,7 +54,8 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   cli.flag("--check", "compare every output with the reference interpreter (dtype tolerances)");
   cli.flag("--bench",
            "time each kernel and the program against a device copy, predicted vs measured");
-  cli.flag("--no-fusion", "run the unfused plan: every op its own kernel");
+  cli.flag("--no-fusion", "run the unfused plan: every op its own kernel (with --cpu: round "
+                          "every op's value, as that plan stores it)");
   cli.flag("--no-graph", "launch the kernels one by one on a stream instead of one CUDA graph");
   cli.flag("--autotune", "time every configuration of each GEMM kernel first and keep the "
                          "fastest (cached in KFUSE_CACHE_DIR)");
@@ -80,6 +85,11 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
       return rc;
   opts.file = cli.positionals()[0];
   opts.cpu = cli.has("--cpu");
+  opts.float64 = cli.has("--float64");
+  if (opts.float64 && !opts.cpu)
+    return cli.badArgs("--float64 is for --cpu runs; the GPU computes in f32");
+  if (opts.float64 && opts.noFusion)
+    return cli.badArgs("--float64 rounds no plan's values; --no-fusion picks the plan to round");
   opts.graphName = cli.value("--graph");
   opts.inputsDir = cli.value("--inputs");
   opts.outputsDir = cli.value("--outputs");
@@ -89,7 +99,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
     return cli.badArgs("--inputs needs a folder");
   if (cli.has("--cpu"))
     for (const char *gpuOnly :
-         {"--check", "--bench", "--no-fusion", "--no-graph", "--device", "--reps", "--autotune",
+         {"--check", "--bench", "--no-graph", "--device", "--reps", "--autotune",
           "--tf32", "--dump", "--jobs"})
       if (cli.has(gpuOnly))
         return cli.badArgs(
@@ -131,7 +141,10 @@ std::vector<Tensor> loadInputs(const Graph &g, const RunOptions &opts) {
     if (fs::status(path, ec).type() == fs::file_type::not_found) // else readNpy says why
       fail("input '{}' ({}) of graph '{}' has no file '{}'", excerpt(inputName(g, i)),
            g.inputs()[i]->type().str(), excerpt(g.name()), excerpt(path, 400));
-    inputs.push_back(readNpy(path, g.inputs()[i]->type()));
+    std::string warning;
+    inputs.push_back(readNpy(path, g.inputs()[i]->type(), &warning));
+    if (!warning.empty())
+      fmt::print(stderr, "kfuse: warning: input '{}': {}\n", excerpt(inputName(g, i)), warning);
   }
   return inputs;
 }
@@ -173,6 +186,41 @@ void printAutotune(const runtime::Program &p) {
                  r.tried[i].us < 0 ? std::string("failed") : fmt::format("{:.1f} us", r.tried[i].us),
                  r.tried[i].config, i == 0 ? "  [heuristic]" : "", i == r.chosen ? "  [chosen]" : "");
   }
+}
+
+/// Runs `g` on the reference interpreter. Unless --float64, the 16-bit values the compiled
+/// plan (fused, or --no-fusion's) stores are rounded to their dtypes where they are computed,
+/// as the kernels store them (an f32 value is the same stored or not: the kernels compute in
+/// f32). The stored values are each kernel's outputs, the plan compiled to CUDA C without
+/// NVRTC; in graphs of more than 20,000 ops (codegen took longer than the interpreter) or
+/// without kernels (a GEMM too large to index), the values that leave their kernel region.
+std::vector<Tensor> runOnCpu(const Graph &g, const std::vector<Tensor> &inputs,
+                             const RunOptions &opts) {
+  bool sixteen = false;
+  for (const Node *n : g.nodes())
+    sixteen |= n->dtype() != DType::F32;
+  if (opts.float64 || !sixteen)
+    return interpret(g, inputs);
+  compiler::CompileOptions co = opts.compile;
+  co.planning = opts.noFusion ? compiler::Planning::Unfused : compiler::Planning::Fused;
+  co.until = g.numNodes() > 20000 ? compiler::Stage::Plan : compiler::Stage::Source;
+  compiler::CompiledModule m;
+  try {
+    m = compiler::compile(g, co);
+  } catch (const Error &) {
+    co.until = compiler::Stage::Plan;
+    m = compiler::compile(g, co);
+  }
+  std::vector<unsigned> stored;
+  for (const compiler::CompiledKernel &k : m.kernels)
+    for (const codegen::SpecOutput &out : k.spec.outputs)
+      stored.push_back(out.tensor.nodeId);
+  if (co.until == compiler::Stage::Plan)
+    for (const Node *n : m.plan->nodes())
+      for (const Node *u : n->users())
+        if (!n->isInput() && (n->kernel() < 0 || u->kernel() != n->kernel()))
+          stored.push_back(n->id());
+  return interpret(*m.plan, inputs, stored);
 }
 
 /// Runs `g` on the GPU as the options say; prints what was compiled, the check and the
@@ -225,12 +273,18 @@ int runMain(const std::vector<std::string> &args) {
     return *rc;
   std::vector<std::unique_ptr<Graph>> module = loadModule(opts.file);
   const Graph &g = selectGraph(module, opts.file, opts.graphName);
-  if (!opts.cpu) // say so before spending time on inputs
-    runtime::Driver::require();
+  if (!opts.cpu) { // say so before spending time on inputs
+    try {
+      runtime::Driver::require();
+    } catch (const Error &e) {
+      fail("{} (--cpu runs the graph on the reference interpreter instead)", e.what());
+    }
+  }
   else // the interpreter's size limit, before float64 inputs are built for it
     checkInterpretable(g);
   std::vector<Tensor> inputs = loadInputs(g, opts);
-  std::vector<Tensor> outputs = opts.cpu ? interpret(g, inputs) : runOnGpu(g, inputs, opts);
+  std::vector<Tensor> outputs =
+      opts.cpu ? runOnCpu(g, inputs, opts) : runOnGpu(g, inputs, opts);
   writeOutputs(g, outputs, opts);
   printSummary(g, outputs);
   return kExitOk;

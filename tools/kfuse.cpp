@@ -3,6 +3,7 @@
 #include "ir/Error.h"
 #include "ir/InputFile.h"
 #include "ir/Parser.h"
+#include "ir/Suggest.h"
 #include "tools/Command.h"
 
 #include <algorithm>
@@ -28,7 +29,8 @@ static void usage(std::FILE *to) {
   std::sort(cmds.begin(), cmds.end(), [](auto &a, auto &b) { return a.name < b.name; });
   for (const Command &c : cmds)
     fmt::print(to, "  {:<10} {}\n", c.name, c.summary);
-  fmt::print(to, "\n`kfuse <command> --help` describes a command's options.\n");
+  fmt::print(to, "\n`kfuse <command> --help` describes a command's options; `kfuse --version` "
+                 "prints the version.\n");
 }
 
 /// A command's exit code, made 1 when its output to stdout was lost: fmt::print and
@@ -84,7 +86,11 @@ int main(int argc, char **argv) {
       return kExitUserError;
     }
   }
-  fmt::print(stderr, "kfuse: unknown command '{}'\n\n", cmd);
+  std::vector<std::string> names{"--help", "--version"};
+  for (const Command &c : commandRegistry())
+    names.push_back(c.name);
+  fmt::print(stderr, "kfuse: unknown command '{}'{}\n\n", kfuse::excerpt(cmd, 200),
+             kfuse::didYouMean(cmd, names));
   usage(stderr);
   return kExitBadArgs;
 }

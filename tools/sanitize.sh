@@ -6,6 +6,8 @@
 # input is kept in build-san/fuzz/artifacts/. Prints executions and run time per fuzzer.
 #   KFUSE_FUZZ_RUNS_PARSER / KFUSE_FUZZ_RUNS_BUILDER  executions (default 1000000 / 300000:
 #                          about 70 s / 140 s on one core; the builder's inputs run the pipeline)
+#   KFUSE_FUZZ_RUNS_NPY    executions of NpyFuzzer (.npy files through readNpy; default 200000),
+#                          beside the parser fuzzer once it is done
 #   KFUSE_FUZZ_MAX_SECONDS a cap on each fuzzer's time (default 600)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,9 @@ fuzz() { # NAME CORPUS RUNS [EXTRA...]: one fuzzer, one process, fixed seed (rep
   return $rc
 }
 # The two fuzzers run side by side, one core each.
-fuzz ParserFuzzer parser "${KFUSE_FUZZ_RUNS_PARSER:-1000000}" -dict=tests/fuzz/kf.dict & p1=$!
+# The .npy fuzzer follows the parser's, the shorter run, on the same core.
+(fuzz ParserFuzzer parser "${KFUSE_FUZZ_RUNS_PARSER:-1000000}" -dict=tests/fuzz/kf.dict &&
+ fuzz NpyFuzzer npy "${KFUSE_FUZZ_RUNS_NPY:-200000}" -dict=tests/fuzz/npy.dict) & p1=$!
 fuzz BuilderFuzzer builder "${KFUSE_FUZZ_RUNS_BUILDER:-300000}" & p2=$!
 rc=0
 wait $p1 || rc=1

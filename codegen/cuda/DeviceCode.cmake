@@ -13,7 +13,9 @@ set(KFUSE_DEVICE_FILES
   mma_tf32.cuh gemm_tc.cuh gemm_simt.cuh gemv_nk.cuh gemv_kn.cuh
   tma.cuh wgmma.cuh gemm_wgmma.cuh gemm_decode.cuh row_reduce.cuh)
 
-set(device_dir ${CMAKE_SOURCE_DIR}/codegen/cuda)
+# This file's folder and kfuse's build folder, not CMAKE_SOURCE_DIR / CMAKE_BINARY_DIR:
+# under another project's add_subdirectory(kfuse) those are the other project's.
+set(device_dir ${CMAKE_CURRENT_LIST_DIR})
 # A file missing from the list would never reach a program: fail at configure time instead.
 file(GLOB device_found CONFIGURE_DEPENDS RELATIVE ${device_dir} ${device_dir}/*.cuh)
 foreach(f ${device_found})
@@ -28,7 +30,7 @@ foreach(f ${KFUSE_DEVICE_FILES})
 endforeach()
 # A list argument would be split at its semicolons on the way to the script: commas.
 string(REPLACE ";" "," device_arg "${KFUSE_DEVICE_FILES}")
-set(device_cpp ${CMAKE_BINARY_DIR}/generated/codegen/DeviceFiles.cpp)
+set(device_cpp ${PROJECT_BINARY_DIR}/generated/codegen/DeviceFiles.cpp)
 add_custom_command(
   OUTPUT ${device_cpp}
   COMMAND ${CMAKE_COMMAND} -DDIR=${device_dir} -DFILES=${device_arg} -DOUT=${device_cpp}

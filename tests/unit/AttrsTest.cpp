@@ -205,7 +205,8 @@ TEST_CASE("parser: unknown, misplaced, missing, duplicate and wrong-typed attrib
   };
   const Case cases[] = {
       {"matmul %x, %x, trans_c=true", 23,
-       "unknown attribute 'trans_c' (op 'matmul' takes trans_a, trans_b)"},
+       "unknown attribute 'trans_c' (op 'matmul' takes trans_a, trans_b) (did you mean "
+       "'trans_a'?)"},
       {"relu %x, foo=1", 17, "unknown attribute 'foo' (op 'relu' takes no attributes)"},
       {"cast %x, trans_a=true, to=f16", 17, "op 'cast' has no attribute 'trans_a' (it takes to)"},
       {"cast %x", 8, "'cast' needs the attribute to=DTYPE (f32, f16 or bf16)"},

@@ -12,6 +12,7 @@
 #include "unit/RandomGraph.h"
 
 #include <catch2/catch.hpp>
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -183,7 +184,10 @@ TEST_CASE("a failed NVRTC compile names the log, options and dumped source", "[n
 }
 
 TEST_CASE("kernel cache: disk entries are checked and a corrupt one is recompiled", "[cache]") {
-  std::string dir = (std::filesystem::temp_directory_path() / "kfuse-cache-test").string();
+  // One folder per process: ctest runs test cases in parallel processes.
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("kfuse-cache-test-" + std::to_string(::getpid())))
+                        .string();
   std::filesystem::remove_all(dir);
   setenv("KFUSE_CACHE_DIR", dir.c_str(), 1);
   Graph g("cache");

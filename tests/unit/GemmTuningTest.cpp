@@ -175,26 +175,50 @@ TEST_CASE("a GEMM tuning picks its candidate when specs are built", "[codegen][g
   CHECK(buildKernelSpecs(*g, h100, &other)[0].gemm()->describe() == h.describe());
 }
 
-TEST_CASE("NVRTC compiles every autotune candidate", "[nvrtc][gemm][tune]") {
-  // The candidates of a decode problem (both layouts, every split) and of a Hopper one as
-  // one program each, as the autotuner compiles them.
+/// NVRTC compiles every autotune candidate of one problem (those whose index is `half`
+/// modulo `halves`), as one program, as the autotuner compiles them. A decode problem's
+/// candidates take 14 s: in two test cases, which ctest runs in parallel.
+static void compileCandidates(int64_t M, int64_t N, int64_t K, bool tb, size_t half = 0,
+                              size_t halves = 1) {
   Target h100 = targetFor(90, 132);
-  for (auto [M, N, K, tb] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
-           {3, 1000, 1024, false}, {16, 1000, 1024, true}, {300, 500, 264, false}}) {
-    auto g = mbr(bf16, M, N, K, tb);
-    auto specs = buildKernelSpecs(*g, h100);
-    std::vector<GemmSpec> c = gemmCandidates(*specs[0].gemm(), h100);
-    std::vector<KernelSpec> all;
-    for (size_t i = 0; i < c.size(); ++i) {
-      KernelSpec k = specs[0];
-      k.kind = c[i];
-      k.index = static_cast<unsigned>(i);
-      k.mangled = fmt::format("{}_cand{}", specs[0].mangled, i);
-      all.push_back(k);
-    }
-    compiler::CompiledProgram p = compiler::nvrtcCompile(emitProgram(all), compileArch(h100), true);
-    INFO("M=" << M << ": " << c.size() << " candidates");
-    for (const KernelSpec &k : all)
-      CHECK(p.ptx.find(".entry " + k.mangled) != std::string::npos);
+  auto g = mbr(bf16, M, N, K, tb);
+  auto specs = buildKernelSpecs(*g, h100);
+  std::vector<GemmSpec> c = gemmCandidates(*specs[0].gemm(), h100);
+  std::vector<KernelSpec> all;
+  for (size_t i = half; i < c.size(); i += halves) {
+    KernelSpec k = specs[0];
+    k.kind = c[i];
+    k.index = static_cast<unsigned>(i);
+    k.mangled = fmt::format("{}_cand{}", specs[0].mangled, i);
+    all.push_back(k);
   }
+  compiler::CompiledProgram p = compiler::nvrtcCompile(emitProgram(all), compileArch(h100), true);
+  INFO("M=" << M << ": " << all.size() << " of " << c.size() << " candidates");
+  for (const KernelSpec &k : all)
+    CHECK(p.ptx.find(".entry " + k.mangled) != std::string::npos);
+}
+
+// Decode problems: both layouts, every split.
+TEST_CASE("NVRTC compiles every autotune candidate: decode, [K, N] weights, even",
+          "[nvrtc][gemm][tune]") {
+  compileCandidates(3, 1000, 1024, false, 0, 2);
+}
+
+TEST_CASE("NVRTC compiles every autotune candidate: decode, [K, N] weights, odd",
+          "[nvrtc][gemm][tune]") {
+  compileCandidates(3, 1000, 1024, false, 1, 2);
+}
+
+TEST_CASE("NVRTC compiles every autotune candidate: decode, [N, K] weights, even",
+          "[nvrtc][gemm][tune]") {
+  compileCandidates(16, 1000, 1024, true, 0, 2);
+}
+
+TEST_CASE("NVRTC compiles every autotune candidate: decode, [N, K] weights, odd",
+          "[nvrtc][gemm][tune]") {
+  compileCandidates(16, 1000, 1024, true, 1, 2);
+}
+
+TEST_CASE("NVRTC compiles every autotune candidate: Hopper tiles", "[nvrtc][gemm][tune]") {
+  compileCandidates(300, 500, 264, false);
 }

@@ -11,6 +11,7 @@
 #include "ir/Random.h"
 
 #include <catch2/catch.hpp>
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -145,7 +146,8 @@ TEST_CASE("shrinker: dims shrink together, so a matmul keeps matching", "[shrink
 
 TEST_CASE("shrinker: the reproducer file parses back to the shrunk graph", "[shrink]") {
   auto g = test::randomGraph(42);
-  auto dir = std::filesystem::temp_directory_path() / "kfuse-shrink-test";
+  auto dir = std::filesystem::temp_directory_path() /
+             ("kfuse-shrink-test-" + std::to_string(::getpid())); // test cases run in parallel
   std::filesystem::remove_all(dir);
   std::string path =
       test::saveReproducer(*g, "r42", "a test reproducer", test::reproducerDir(dir.string()));
