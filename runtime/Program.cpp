@@ -21,8 +21,10 @@ Program::Program(const Graph &g, const ProgramOptions &o) {
   compiler::CompileOptions co = deviceOptions(d, o.compile);
   co.planning = o.fuse ? compiler::Planning::Fused : compiler::Planning::Unfused;
   if (o.autotune) {
-    Target t = co.target;
-    co.tuner = [&](const std::vector<codegen::KernelSpec> &kernels) {
+    // The target by value: the tuner runs inside compile() below, after this block's
+    // locals are gone (a reference to one here let it read a dead Target, so the tuner
+    // saw no GEMM with two candidates on some builds and tuned nothing).
+    co.tuner = [&d, t = co.target, this](const std::vector<codegen::KernelSpec> &kernels) {
       return autotuneGemms(d, kernels, t, &autotuned_);
     };
   }
