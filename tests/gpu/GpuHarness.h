@@ -27,8 +27,10 @@ HostTensor download(const TensorType &t, const DeviceBuffer &b);
 /// Fills with 0xFF bytes: NaN in f32, f16 and bf16, so an unwritten element fails.
 inline void poison(DeviceBuffer &b) { b.poison(); }
 
-/// "" when `got` matches `ref` within the dtype's tolerance (ir/Compare.h) times `scale`.
-std::string compare(DType t, const HostTensor &got, const HostTensor &ref, double scale = 1.0);
+/// "" when `got` matches `ref` within the dtype's tolerance (ir/Compare.h) times `scale`,
+/// plus kErrorMargin times `errorScale` (ir/ErrorBound.h) where one is given.
+std::string compare(DType t, const HostTensor &got, const HostTensor &ref, double scale = 1.0,
+                    const HostTensor &errorScale = {});
 
 /// Runs `g` on the GPU (plain launches) and checks every output against the reference.
 /// Returns "" on success.
