@@ -80,7 +80,9 @@ private:
       return plus(timesAbs(ea, n->operand(1)), timesAbs(errOf(n->operand(1)), a));
     case OpKind::Div: { // (E(a) + |a / b| E(b)) / |b|
       const Operand b = n->operand(1);
-      Node *num = plus(ea, timesAbs(errOf(b), Operand(v)));
+      // |a / b| is |v|, a node of the error graph already (not one of g's to look up).
+      Node *eb = errOf(b);
+      Node *num = plus(ea, eb ? times(eb, absOf(v)) : nullptr);
       if (!num)
         return nullptr;
       return b.isScalar() ? times(num, Operand::literal(1.0 / absLiteral(b)))
@@ -135,10 +137,10 @@ private:
     Node *fromA = nullptr, *fromB = nullptr;
     if (ea)
       fromA = out_->binary(OpKind::Div, timesAbs(ea, b), absOf(a)).node();
-    if (eb) {
-      Node *la = out_->unary(OpKind::Log, absOf(a));
-      fromB = times(eb, out_->unary(OpKind::Abs, la).node());
-    }
+    if (eb && a.isScalar()) // pow(2, x): a literal base
+      fromB = times(eb, Operand::literal(std::fabs(std::log(absLiteral(a)))));
+    else if (eb)
+      fromB = times(eb, out_->unary(OpKind::Abs, out_->unary(OpKind::Log, absOf(a))).node());
     Node *sum = plus(fromA, fromB);
     return sum ? times(sum, absOf(v)) : nullptr;
   }

@@ -4,6 +4,9 @@
 #include "ir/Builder.h"
 #include "ir/Interpreter.h"
 #include "ir/Random.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "RandomGraph.h"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -108,4 +111,81 @@ TEST_CASE("checkOutputs: elementwise graphs keep the dtype tolerances", "[check]
   got[0].data[1] += 1e-4; // 1e-5 * (1 + 0.49) allowed
   CHECK(checkOutputs(g, in, got, {}).find("element 1:") != std::string::npos);
   CHECK(checkOutputs(g, in, {}, {}).find("0 outputs") != std::string::npos);
+}
+
+TEST_CASE("errorGraph: reductions with keepdims, a layer norm's cancellation widens the bound",
+          "[check]") {
+  // A layer norm over rows of one element: x - mean(x) is 0 in exact arithmetic, but the
+  // kernels' f32 rounding of x (computed twice, once for the mean) leaves up to one unit,
+  // which rsqrt(var + 1e-6) multiplies by 1000: the error scale must say so.
+  Graph g("ln1");
+  Value x = g.input("x", DType::F32, {3, 1});
+  Value gx = g.unary(OpKind::Gelu, x);
+  Value mu = g.reduce(OpKind::Mean, gx.node(), {-1}, true);
+  Value c = g.binary(OpKind::Sub, gx.node(), mu.node());
+  Value var = g.reduce(OpKind::Mean, g.binary(OpKind::Mul, c.node(), c.node()).node(), {-1}, true);
+  Value r = g.unary(OpKind::Rsqrt, g.binary(OpKind::Add, var.node(), Operand::literal(1e-6)).node());
+  g.output(g.binary(OpKind::Mul, c.node(), r.node()));
+  // And a softmax, every value of it bounded.
+  Value s = g.input("s", DType::F32, {3, 7});
+  Value e = g.unary(OpKind::Exp, g.binary(OpKind::Sub, s.node(),
+                                          g.reduce(OpKind::Amax, s.node(), {-1}, true).node()).node());
+  g.output(g.binary(OpKind::Div, e.node(), g.reduce(OpKind::Sum, e.node(), {-1}, true).node()));
+  std::vector<Tensor> in = randomInputs(g, 3);
+  std::vector<Tensor> err = interpret(*errorGraph(g), in);
+  REQUIRE(err.size() == 2);
+  std::vector<Tensor> ref = interpret(g, in);
+  for (size_t i = 0; i < 3; ++i) {
+    double gelu = std::fabs(interpret(g, in)[0].data[i]); // 0: the exact centred value
+    INFO("row " << i << ": output " << gelu << ", error scale " << err[0].data[i]);
+    CHECK(err[0].data[i] > 100 * std::ldexp(1.0, -24)); // amplified by 1/sqrt(1e-6)
+  }
+  for (size_t i = 0; i < err[1].data.size(); ++i) {
+    CHECK(std::isfinite(err[1].data[i]));
+    CHECK(err[1].data[i] < 1e-5);
+  }
+}
+
+TEST_CASE("errorGraph: a literal base or numerator (pow(2, x), 1 / x)", "[check]") {
+  Graph g("lit");
+  Value x = g.input("x", DType::F32, {4});
+  Value y = g.unary(OpKind::Exp, x); // an error to carry
+  g.output(g.binary(OpKind::Pow, Operand::literal(2.0), y.node()));
+  g.output(g.binary(OpKind::Div, Operand::literal(1.0), y.node()));
+  std::vector<Tensor> in{Tensor(x->type(), {0.5, -1.0, 0.0, 2.0})};
+  std::vector<Tensor> err = interpret(*errorGraph(g), in);
+  std::vector<Tensor> ref = interpret(g, in);
+  REQUIRE(err.size() == 2);
+  for (size_t i = 0; i < 4; ++i) {
+    double u = std::ldexp(1.0, -24), ey = u * std::exp(in[0].data[i]);
+    INFO("element " << i);
+    // pow: |v| |log 2| E(y), plus its own rounding; div: |v| E(y) / |y|, plus its own.
+    CHECK(err[0].data[i] == Approx(ref[0].data[i] * std::log(2.0) * ey + u * ref[0].data[i]));
+    CHECK(err[1].data[i] == Approx(ref[1].data[i] * ey / std::exp(in[0].data[i]) +
+                                   u * ref[1].data[i]));
+  }
+}
+
+TEST_CASE("errorGraph: every generated graph (reductions, matmuls, unbounded ops) builds, "
+          "verifies and holds its own reference", "[check][random]") {
+  // The GPU differential checks graphs with reductions against these bounds: an op the
+  // builder mishandles must fail here, without a GPU.
+  test::RandomGraphOptions o;
+  o.reductions = true;
+  o.unboundedOps = true;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    auto g = test::randomGraph(seed + 900000, o);
+    INFO("seed " << seed << "\n" << printGraph(*g));
+    auto e = errorGraph(*g);
+    REQUIRE_NOTHROW(verify(*e));
+    REQUIRE(e->outputs().size() == g->outputs().size());
+    std::vector<Tensor> in = randomInputs(*g, seed);
+    std::vector<Tensor> err = interpret(*e, in);
+    for (size_t j = 0; j < err.size(); ++j) {
+      REQUIRE(err[j].shape() == g->outputs()[j]->shape());
+      for (double v : err[j].data)
+        REQUIRE(!(v < 0)); // a scale: never negative (NaN or inf where the values overflow)
+    }
+    CHECK(checkOutputs(*g, in, interpret(*g, in), {}) == "");
+  }
 }
