@@ -31,6 +31,11 @@ std::string FusionLog::str() const {
   return s;
 }
 
+size_t FusionLog::unfused() const {
+  return static_cast<size_t>(
+      std::count_if(edges.begin(), edges.end(), [](const FusionEdge &e) { return !e.fused; }));
+}
+
 std::string FusionLog::json() const {
   std::string s = "[";
   for (size_t i = 0; i < edges.size(); ++i) {
@@ -136,6 +141,9 @@ private:
                fmt::format("recomputed in the kernel of {}: reading its operands ({}) costs less "
                            "than storing it and reading it back",
                            nodeLabel(r), formatBytes(reads)));
+        } else if (log_) { // the producer itself moves into this consumer's kernel
+          for (Node *u : us)
+            note(p, u, true, whyFused(p, u, RegionKind::Pointwise, RegionKind::Pointwise));
         }
         reuse = false;
         root_[c] = r;
@@ -316,10 +324,13 @@ private:
                       "{} is already a matmul epilogue, whose other operands are read from memory",
                       nodeLabel(c)))
                 : canMerge(b, a, c);
-        if (d)
+        if (d) {
+          if (log_)
+            note(p, c, true, whyFused(p, c, region_[b].kind, region_[a].kind));
           unite(a, b);
-        else
+        } else {
           reject(p, c, d.explain());
+        }
       }
     }
   }
@@ -428,6 +439,32 @@ private:
                              consumers, formatBytes(p->type().bytes()), reason);
     }
     note(p, c, false, std::move(reason));
+  }
+
+  /// The reason a producer -> consumer edge fused, for the log: which kind of kernel took the
+  /// consumer and what the edge no longer moves through memory.
+  std::string whyFused(const Node *p, const Node *c, RegionKind producer, RegionKind consumer) {
+    bool stored = outputs_.count(p) > 0;
+    std::string saved =
+        stored ? fmt::format("{} is a graph output, written by the same kernel and not read back "
+                             "(saves {})",
+                             nodeLabel(p), formatBytes(p->type().bytes()))
+               : fmt::format("{} stays in registers (saves writing and reading {})", nodeLabel(p),
+                             formatBytes(2 * p->type().bytes()));
+    if (producer == RegionKind::Gemm)
+      return fmt::format("as {} epilogue: {} runs on the matmul's tile before the store; {}",
+                         p->kind() == OpKind::MatMul ? "the matmul's" : "part of the matmul's",
+                         nodeLabel(c), saved);
+    if (producer == RegionKind::Reduce || consumer == RegionKind::Reduce ||
+        isReduction(c->kind()))
+      return fmt::format("into one row-reduction kernel: {} reads {} from the rows the "
+                         "kernel holds; {}",
+                         nodeLabel(c), nodeLabel(p), saved);
+    if (p->shape() != c->shape())
+      return fmt::format("{} broadcasts {} into its shape {} in the same kernel; {}",
+                         nodeLabel(c), nodeLabel(p), c->type().str(), saved);
+    return fmt::format("element by element over the same shape {}; {}",
+                       c->type().str(), saved);
   }
 
   void note(Node *p, Node *c, bool fused, std::string reason) {

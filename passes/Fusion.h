@@ -15,7 +15,8 @@
 ///  Never: a cycle between kernels; a kernel over kMaxRegionOps ops or kMaxRegionTensors
 ///  parameters (ir/KernelRegion.h; a long chain becomes several kernels); graph outputs are
 ///  always written by their kernel.
-/// Every producer -> consumer edge left unfused is logged with its reason.
+/// Every producer -> consumer edge is logged with its reason: why it fused (as a matmul's
+/// epilogue, into a row reduction, element by element) or why it did not.
 #include "ir/Graph.h"
 #include "ir/FusionDecision.h"
 
@@ -33,8 +34,12 @@ struct FusionEdge {
 };
 
 struct FusionLog {
-  std::vector<FusionEdge> edges; ///< every edge not fused, and each recompute, with its reason
+  /// Every producer -> consumer edge (fused or not) and each recompute, with its reason, in
+  /// the order the pass decided them.
+  std::vector<FusionEdge> edges;
   void clear() { edges.clear(); }
+  /// How many edges were left unfused.
+  size_t unfused() const;
   /// One line per edge: "%a -> %b: not fused: REASON".
   std::string str() const;
   /// [{"producer": "%a", "consumer": "%b", "fused": false, "reason": "..."}, ...]

@@ -28,8 +28,8 @@ CliArgs optCli() {
   cli.flag("--verify-each", "verify the graph after every pass");
   cli.flag("--time-passes", "print each pass's time to stderr");
   cli.flag("--explain-fusion",
-           "append every producer->consumer edge fusion left apart, with its reason, as "
-           "'#' comments");
+           "append every producer->consumer edge, fused or left apart, and every "
+           "recompute, with its reason, as '#' comments");
   return cli;
 }
 
@@ -66,7 +66,7 @@ int optMain(const std::vector<std::string> &args) {
     std::fwrite(log.data(), 1, log.size(), stderr);
     if (cli.has("--explain-fusion")) {
       explain += fmt::format("\n# fusion decisions for graph {}:\n", g->name());
-      if (pm.fusionLog().edges.empty())
+      if (pm.fusionLog().unfused() == 0)
         explain += "#   every producer->consumer edge fused\n";
       for (const FusionEdge &e : pm.fusionLog().edges)
         explain += fmt::format("#   {} -> {}: {}: {}\n", e.producer, e.consumer,
