@@ -183,7 +183,9 @@ private:
 
   /// `for (s ...) { n0 = ...; if (live && in the CTA's share) {`: vector step s of the
   /// thread's elements of the row, n0 its first element's index in the row.
-  void openStep() {
+  void openStep() { openStepWithGuard("live"); }
+
+  void openStepWithGuard(const std::string &guard) {
     e_.line("#pragma unroll");
     e_.openScope("for (unsigned s = 0; s < {}u; ++s)", r_.steps);
     e_.line("const {0} q0 = (({0})s * {1} + l) * {2};", idx_, lit(r_.threads), lit(r_.vec));
@@ -191,7 +193,7 @@ private:
       e_.line("const {0} n0 = ({0})rank * {1} + q0;", idx_, lit(r_.colsPerCta()));
     else
       e_.line("const {} n0 = q0;", idx_);
-    e_.openScope("if (live && q0 < {})", lit(r_.colsPerCta()));
+    e_.openScope("if ({}q0 < {})", guard.empty() ? "" : guard + " && ", lit(r_.colsPerCta()));
   }
 
   unsigned maxReductions() const {
@@ -213,6 +215,31 @@ private:
       if (cached_[j])
         e_.line("for (unsigned v = 0; v < {}u; ++v) c{}[s * {}u + v] = {};", r_.vec, j, r_.vec,
                 loadExpr(k_.inputs[j].type.dtype, fmt::format("v{}[v]", j)));
+    e_.closeScope();
+    e_.closeScope();
+    if (r_.cluster > 1)
+      writeNextRowPrefetch();
+  }
+
+  /// A cluster works on one row at a time, and between its loads and its stores come the
+  /// cluster barriers of every phase, with no other row's loads in flight. So the CTA
+  /// prefetches its share of the next row it will take into L2 (one prefetch per 128-byte
+  /// line of each cached input) while this row's phases run: those loads then hit L2.
+  void writeNextRowPrefetch() {
+    e_.line("// The CTA's share of its next row into L2, while this row's phases run.");
+    e_.line("const {0} mn = m + ({0})gridDim.x / {1};", idx_, lit(r_.cluster));
+    e_.openScope("if (mn < {})", lit(r_.rows));
+    openStepWithGuard("");
+    for (size_t j = 0; j < k_.inputs.size(); ++j) {
+      if (access_[j] != Access::Contig || !cached_[j])
+        continue;
+      const SpecTensor &t = k_.inputs[j];
+      unsigned vecBytes = r_.vec * static_cast<unsigned>(dtypeSize(t.type.dtype));
+      unsigned perLine = std::max(1u, 128u / std::max(1u, vecBytes));
+      e_.line("if (l % {}u == 0) kf_prefetch_l2(in{} + ({}) + n0);", perLine, j,
+              offset(t, false, "mn"));
+    }
+    e_.closeScope();
     e_.closeScope();
     e_.closeScope();
   }

@@ -155,7 +155,22 @@ TEST_CASE("reduce specs: rows too long for one CTA take clusters that leave room
     CHECK(r->cache);
     CHECK(r->cluster == 8);     // 131072 / 8 / 512 threads: 32 values per thread
     CHECK(r->blocksPerSm == 2); // __launch_bounds__(512, 2)
-    CHECK(emitKernelSource(specs[0]).find("__launch_bounds__(512, 2)") != std::string::npos);
+    std::string src = emitKernelSource(specs[0]);
+    CHECK(src.find("__launch_bounds__(512, 2)") != std::string::npos);
+    // The CTA's share of the next row it takes, into L2 during this row's cluster barriers:
+    // one prefetch per 128-byte line (16-byte vectors: every 8th thread).
+    CHECK(src.find("const unsigned mn = m + (unsigned)gridDim.x / 8u;") != std::string::npos);
+    CHECK(src.find("if (l % 8u == 0) kf_prefetch_l2(in0 + ((mn) * 131072u) + n0);") !=
+          std::string::npos);
+  }
+  {
+    // Rows one CTA holds: no cluster barriers to hide, no prefetch.
+    Graph g("softmax_short");
+    g.output(softmax(g.input("x", bf16, {64, 4096})));
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    REQUIRE(specs[0].reduce()->cluster == 1);
+    CHECK(emitKernelSource(specs[0]).find("kf_prefetch_l2") == std::string::npos);
   }
   // Two cached inputs of 32 values each do not leave room: one CTA per SM.
   Graph g("add_rms_norm_long");
