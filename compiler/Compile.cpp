@@ -46,9 +46,13 @@ void planGraph(Graph &plan, const CompileOptions &o, CompiledModule &m) {
     m.fusion = pm.fusionLog();
     return;
   }
-  // One pass at a time, so the dump has the whole IR after each (changed or not).
+  // One pass at a time, so the dump has the whole IR after each (changed or not), and
+  // fusion.json why each edge fused too.
+  m.fusion.withFused = true;
+  PassManagerOptions explain;
+  explain.explainFusion = true;
   for (const std::string &name : defaultPipeline()) {
-    PassManager pm;
+    PassManager pm(explain);
     pm.addPass(name);
     pm.run(plan);
     for (const FusionEdge &e : pm.fusionLog().edges)

@@ -40,12 +40,8 @@ private:
   Node *errOf(const Operand &o) { return o.isScalar() ? nullptr : err_.at(o.node); }
   double absLiteral(const Operand &o) { return std::fabs(o.scalar); }
   /// a + b, either null (zero).
-  Node *plus(Node *a, Node *b) {
-    return !a ? b : !b ? a : out_->binary(OpKind::Add, a, b).node();
-  }
-  Node *times(Node *a, Operand b) {
-    return !a ? nullptr : out_->binary(OpKind::Mul, a, b).node();
-  }
+  Node *plus(Node *a, Node *b) { return !a ? b : !b ? a : out_->binary(OpKind::Add, a, b).node(); }
+  Node *times(Node *a, Operand b) { return !a ? nullptr : out_->binary(OpKind::Mul, a, b).node(); }
   /// E(x) * |y| for an operand y, either null (zero).
   Node *timesAbs(Node *e, const Operand &y) {
     if (!e)
@@ -137,10 +133,10 @@ private:
     Node *fromA = nullptr, *fromB = nullptr;
     if (ea)
       fromA = out_->binary(OpKind::Div, timesAbs(ea, b), absOf(a)).node();
-    if (eb && a.isScalar()) // pow(2, x): a literal base
-      fromB = times(eb, Operand::literal(std::fabs(std::log(absLiteral(a)))));
-    else if (eb)
-      fromB = times(eb, out_->unary(OpKind::Abs, out_->unary(OpKind::Log, absOf(a))).node());
+    if (eb) // |log |a||, a literal for a literal base (pow(2, x))
+      fromB = times(
+          eb, a.isScalar() ? Operand::literal(std::fabs(std::log(absLiteral(a))))
+                           : Operand(out_->unary(OpKind::Abs, out_->unary(OpKind::Log, absOf(a)))));
     Node *sum = plus(fromA, fromB);
     return sum ? times(sum, absOf(v)) : nullptr;
   }
@@ -176,7 +172,9 @@ private:
     return e;
   }
 
-  static double accumulation(double k) { return std::sqrt(std::max(k, 1.0)) * std::ldexp(1.0, -23); }
+  static double accumulation(double k) {
+    return std::sqrt(std::max(k, 1.0)) * std::ldexp(1.0, -23);
+  }
   static double unitRoundoff(DType t) {
     return t == DType::BF16  ? std::ldexp(1.0, -8)
            : t == DType::F16 ? std::ldexp(1.0, -11)
@@ -198,8 +196,8 @@ std::string checkOutputs(const Graph &g, const std::vector<Tensor> &inputs,
   std::vector<Tensor> err = interpret(*errorGraph(g), inputs);
   for (size_t j = 0; j < ref.size(); ++j) {
     DType t = coarserDType(ref[j].dtype(), loosest);
-    std::string m = compareValues(got[j].data, ref[j].data, Tolerance::of(t), err[j].data,
-                                  kErrorMargin);
+    std::string m =
+        compareValues(got[j].data, ref[j].data, Tolerance::of(t), err[j].data, kErrorMargin);
     if (!m.empty()) {
       const Node *n = g.outputs()[j];
       return fmt::format("output {} ('{}', {}): {}", j, n->name(), n->type().str(), m);

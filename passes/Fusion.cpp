@@ -9,8 +9,8 @@
 
 #include "ir/Error.h"
 #include "ir/JsonText.h"
-#include "passes/Pass.h"
 #include "ir/Units.h"
+#include "passes/Pass.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
@@ -23,11 +23,14 @@
 
 namespace kfuse {
 
+std::string FusionEdge::str() const {
+  return fmt::format("{} -> {}: {}: {}", producer, consumer, fused ? "fused" : "not fused", reason);
+}
+
 std::string FusionLog::str() const {
   std::string s;
   for (const FusionEdge &e : edges)
-    s += fmt::format("{} -> {}: {}: {}\n", e.producer, e.consumer, e.fused ? "fused" : "not fused",
-                     e.reason);
+    s += e.str() + "\n";
   return s;
 }
 
@@ -141,7 +144,7 @@ private:
                fmt::format("recomputed in the kernel of {}: reading its operands ({}) costs less "
                            "than storing it and reading it back",
                            nodeLabel(r), formatBytes(reads)));
-        } else if (log_) { // the producer itself moves into this consumer's kernel
+        } else if (explaining()) { // the producer itself moves into this consumer's kernel
           for (Node *u : us)
             note(p, u, true, whyFused(p, u, RegionKind::Pointwise, RegionKind::Pointwise));
         }
@@ -325,7 +328,7 @@ private:
                       nodeLabel(c)))
                 : canMerge(b, a, c);
         if (d) {
-          if (log_)
+          if (explaining())
             note(p, c, true, whyFused(p, c, region_[b].kind, region_[a].kind));
           unite(a, b);
         } else {
@@ -455,17 +458,17 @@ private:
       return fmt::format("as {} epilogue: {} runs on the matmul's tile before the store; {}",
                          p->kind() == OpKind::MatMul ? "the matmul's" : "part of the matmul's",
                          nodeLabel(c), saved);
-    if (producer == RegionKind::Reduce || consumer == RegionKind::Reduce ||
-        isReduction(c->kind()))
+    if (producer == RegionKind::Reduce || consumer == RegionKind::Reduce)
       return fmt::format("into one row-reduction kernel: {} reads {} from the rows the "
                          "kernel holds; {}",
                          nodeLabel(c), nodeLabel(p), saved);
     if (p->shape() != c->shape())
-      return fmt::format("{} broadcasts {} into its shape {} in the same kernel; {}",
-                         nodeLabel(c), nodeLabel(p), c->type().str(), saved);
-    return fmt::format("element by element over the same shape {}; {}",
-                       c->type().str(), saved);
+      return fmt::format("{} broadcasts {} into its shape {} in the same kernel; {}", nodeLabel(c),
+                         nodeLabel(p), c->type().str(), saved);
+    return fmt::format("element by element over the same shape {}; {}", c->type().str(), saved);
   }
+
+  bool explaining() const { return log_ && log_->withFused; }
 
   void note(Node *p, Node *c, bool fused, std::string reason) {
     if (log_)
@@ -485,7 +488,7 @@ private:
   unsigned stamp_ = 0;
   std::vector<int> minPos_, maxPos_;
   std::vector<RegionSummary> region_; // per group root: its kind and iteration shape
-  RegionBudget budget_;                // per group root: its ops and parameters, capped
+  RegionBudget budget_;               // per group root: its ops and parameters, capped
 };
 
 } // namespace

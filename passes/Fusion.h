@@ -15,10 +15,11 @@
 ///  Never: a cycle between kernels; a kernel over kMaxRegionOps ops or kMaxRegionTensors
 ///  parameters (ir/KernelRegion.h; a long chain becomes several kernels); graph outputs are
 ///  always written by their kernel.
-/// Every producer -> consumer edge is logged with its reason: why it fused (as a matmul's
-/// epilogue, into a row reduction, element by element) or why it did not.
-#include "ir/Graph.h"
+/// Every producer -> consumer edge left unfused is logged with its reason, and on request
+/// (FusionLog::withFused) every fused one with why: as a matmul's epilogue, into a row
+/// reduction, element by element or broadcast.
 #include "ir/FusionDecision.h"
+#include "ir/Graph.h"
 
 #include <string>
 #include <vector>
@@ -31,12 +32,18 @@ struct FusionEdge {
   std::string consumer;
   bool fused = false;
   std::string reason;
+  /// "%a -> %b: fused: REASON" or "%a -> %b: not fused: REASON".
+  std::string str() const;
 };
 
 struct FusionLog {
-  /// Every producer -> consumer edge (fused or not) and each recompute, with its reason, in
-  /// the order the pass decided them.
+  /// Every producer -> consumer edge left unfused and each recompute, with its reason, in
+  /// the order the pass decided them; with `withFused` every fused edge and why as well.
   std::vector<FusionEdge> edges;
+  /// Also log why each fused edge fused (`kfuse opt --explain-fusion`, the dumps): a
+  /// reason of some 150 bytes per edge, which a plain compile of a 10^6-op graph should not
+  /// format and hold (+27% memory, +20% time on a 10^6-op chain).
+  bool withFused = false;
   void clear() { edges.clear(); }
   /// How many edges were left unfused.
   size_t unfused() const;
@@ -50,6 +57,5 @@ struct FusionLog {
 /// Returns whether the graph changed (false when it already had exactly these kernels).
 /// Decisions go to `log` when given.
 bool fuseGraph(Graph &g, FusionLog *log = nullptr);
-
 
 } // namespace kfuse

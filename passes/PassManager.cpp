@@ -60,6 +60,7 @@ std::vector<std::string> parsePipeline(std::string_view spec) {
 
 PassManager::PassManager(PassManagerOptions opts)
     : opts_(std::move(opts)), fusionLog_(std::make_unique<FusionLog>()) {
+  fusionLog_->withFused = opts_.explainFusion;
   std::vector<std::string> known = knownPasses();
   for (const std::string &p : opts_.printAfter)
     if (std::find(known.begin(), known.end(), p) == known.end())

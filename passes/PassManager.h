@@ -14,7 +14,6 @@
 
 namespace kfuse {
 
-
 /// The names of every pass, in Passes.def order.
 std::vector<std::string> knownPasses();
 /// Creates a pass by name; throws kfuse::Error listing the known passes for an unknown one.
@@ -30,6 +29,7 @@ struct PassManagerOptions {
   std::vector<std::string> printAfter; ///< pass names to print after
   bool verifyEach = false;
   bool timePasses = false;
+  bool explainFusion = false; ///< the fusion log says why each fused edge fused too
   /// Turns a graph into text for printing; required when any print option is set.
   std::function<std::string(const Graph &)> printer;
 };

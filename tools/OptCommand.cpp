@@ -45,6 +45,7 @@ int optMain(const std::vector<std::string> &args) {
   popts.printAfter = cli.values("--print-after");
   popts.verifyEach = cli.has("--verify-each");
   popts.timePasses = cli.has("--time-passes");
+  popts.explainFusion = cli.has("--explain-fusion");
   popts.printer = [](const Graph &g) { return printGraph(g); };
   try { // an unknown pass is a bad option value (exit 2), found before the file is read
     if (cli.has("--passes"))
@@ -69,8 +70,7 @@ int optMain(const std::vector<std::string> &args) {
       if (pm.fusionLog().unfused() == 0)
         explain += "#   every producer->consumer edge fused\n";
       for (const FusionEdge &e : pm.fusionLog().edges)
-        explain += fmt::format("#   {} -> {}: {}: {}\n", e.producer, e.consumer,
-                               e.fused ? "fused" : "not fused", e.reason);
+        explain += "#   " + e.str() + "\n";
     }
   }
   std::vector<const Graph *> view;

@@ -38,20 +38,31 @@ static int64_t bcastOffset(llvm::ArrayRef<int64_t> s, llvm::ArrayRef<int64_t> ou
   return off;
 }
 
+static bool hasReduction(const Graph &g) {
+  return std::any_of(g.nodes().begin(), g.nodes().end(),
+                     [](const Node *n) { return isReduction(n->kind()); });
+}
+
+/// The reference interpreter's outputs of `g` (whose inputs are those of the graph the
+/// values were made for), as plain values.
+static std::vector<HostTensor> interpretValues(const Graph &g,
+                                               const std::vector<HostTensor> &inputs,
+                                               const std::vector<unsigned> &stored) {
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    in.emplace_back(g.inputs()[i]->type(), inputs[i]);
+  std::vector<HostTensor> out;
+  for (Tensor &t : interpret(g, in, stored))
+    out.push_back(std::move(t.data));
+  return out;
+}
+
 std::vector<HostTensor> reference(const Graph &g, const std::vector<HostTensor> &inputs,
                                   const std::vector<unsigned> &stored) {
   // Reductions: the interpreter itself (the same rounding of inputs, stored values and
   // outputs); the loop below evaluates elementwise ops only.
-  for (const Node *n : g.nodes())
-    if (isReduction(n->kind())) {
-      std::vector<Tensor> in;
-      for (size_t i = 0; i < g.inputs().size(); ++i)
-        in.emplace_back(g.inputs()[i]->type(), inputs[i]);
-      std::vector<HostTensor> out;
-      for (Tensor &t : interpret(g, in, stored))
-        out.push_back(std::move(t.data));
-      return out;
-    }
+  if (hasReduction(g))
+    return interpretValues(g, inputs, stored);
   llvm::DenseMap<const Node *, HostTensor> val;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     HostTensor t = inputs[i];
@@ -120,18 +131,10 @@ std::string compare(DType t, const HostTensor &got, const HostTensor &ref, doubl
 /// of the row's values into an error of up to 1/sqrt(eps) times theirs, which no fixed
 /// relative tolerance allows for (seed 404: a layer norm over one element, its values off
 /// 1.6e-4 relative to the 4e-6 allowed). Elementwise graphs keep the plain tolerance.
-std::vector<HostTensor> errorScales(const Graph &g, const std::vector<HostTensor> &inputs) {
-  std::vector<HostTensor> out(g.outputs().size());
-  if (std::none_of(g.nodes().begin(), g.nodes().end(),
-                   [](const Node *n) { return isReduction(n->kind()); }))
-    return out;
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < g.inputs().size(); ++i)
-    in.emplace_back(g.inputs()[i]->type(), inputs[i]);
-  std::vector<Tensor> err = interpret(*errorGraph(g), in);
-  for (size_t j = 0; j < err.size(); ++j)
-    out[j] = std::move(err[j].data);
-  return out;
+static std::vector<HostTensor> errorScales(const Graph &g, const std::vector<HostTensor> &inputs) {
+  if (!hasReduction(g))
+    return std::vector<HostTensor>(g.outputs().size());
+  return interpretValues(*errorGraph(g), inputs, {});
 }
 
 std::string runAndCheck(const Graph &g, uint64_t seed, bool specials) {
@@ -180,8 +183,8 @@ std::string runAndCheck(const Graph &g, uint64_t seed, bool specials) {
   for (size_t j = 0; j < g.outputs().size(); ++j) {
     DType t = g.outputs()[j]->dtype();
     DType tol = exe.specs().size() > 1 ? coarserDType(t, loosest) : t;
-    std::string m = compare(tol, download(g.outputs()[j]->type(), outBuf[j]), ref[j], scale,
-                            err[j]);
+    std::string m =
+        compare(tol, download(g.outputs()[j]->type(), outBuf[j]), ref[j], scale, err[j]);
     if (!m.empty())
       return fmt::format("output {} ({}): {}", j, g.outputs()[j]->type().str(), m);
   }
