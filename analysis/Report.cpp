@@ -2,6 +2,7 @@
 
 #include "ir/Verifier.h"
 #include "ir/JsonText.h"
+#include "codegen/GemmSpec.h"
 #include "passes/PassManager.h"
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@ namespace kfuse {
 
 TrafficReport buildReport(const Graph &g, const Target &d) {
   std::unique_ptr<Graph> fused = g.clone();
-  PassManager pm;
+  PassManagerOptions popts; // sibling matmuls as d's GEMM kernels allow, as compile() plans
+  popts.siblingGemm = codegen::siblingGemmPolicy(d);
+  PassManager pm(popts);
   pm.addPipeline(defaultPipeline());
   pm.run(*fused);
   return buildReport(g, std::move(fused), pm.fusionLog(), d);

@@ -153,8 +153,9 @@ public:
   void writeElem() {
     const bool gemm = k_.gemm() != nullptr;
     std::string params = fmt::format("{} i", idx_);
+    const bool dual = gemm && k_.gemm()->dual;
     if (gemm)
-      params += ", float acc";
+      params += dual ? ", float acc, float acc2" : ", float acc";
     std::string ptrs = pointerParams();
     if (!ptrs.empty())
       params += ", " + ptrs;
@@ -170,7 +171,7 @@ public:
     std::vector<std::string> inTmp, opTmp;
     for (size_t j = 0; j < k_.inputs.size(); ++j) {
       const SpecTensor &t = k_.inputs[j];
-      if (gemm && j < 2) {
+      if (gemm && j < (dual ? 3u : 2u)) { // A, B (and B2): the GEMM's own operands
         inTmp.push_back("");
         continue;
       }
@@ -194,8 +195,10 @@ public:
     for (const SpecOp &op : k_.ops) {
       size_t oi = opTmp.size();
       std::string expr;
+      // A dual GEMM's second product (op 1) arrives as acc2.
+      const char *accName = oi == 1 ? "acc2" : "acc";
       if (op.kind == OpKind::MatMul) {
-        expr = "acc";
+        expr = accName;
       } else {
         std::vector<std::string> a;
         for (const SpecRef &r : op.args)
@@ -208,8 +211,8 @@ public:
         expr = loadExpr(op.dtype, storeExpr(op.dtype, expr));
       else if (op.kind == OpKind::MatMul) { // read as it arrives: say what it is
         if (!op.text.empty())
-          e_.line("// acc: {}", commentText(op.text));
-        opTmp.push_back("acc");
+          e_.line("// {}: {}", accName, commentText(op.text));
+        opTmp.push_back(accName);
         continue;
       }
       std::string tn = e_.tmp();
@@ -244,7 +247,7 @@ public:
     e_.openScope("static __device__ __forceinline__ void {}_prefetch({})", k_.mangled, params);
     e_.line("(void)i;");
     const size_t rank = k_.iterShape.size(); // [batch..., M, N]
-    for (size_t j = 2; j < k_.inputs.size(); ++j) {
+    for (size_t j = k_.gemm()->dual ? 3 : 2; j < k_.inputs.size(); ++j) { // after A, B (, B2)
       const SpecTensor &t = k_.inputs[j];
       const bool perRow = rank >= 2 && t.aligned[rank - 2] != 1 && k_.iterShape[rank - 2] != 1;
       e_.line("kf_prefetch_{}(in{} + ({}));", perRow ? "l2" : "l1", j, offset(t, "i"));

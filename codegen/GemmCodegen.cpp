@@ -54,17 +54,22 @@ static void emitEpilogueFunctor(Emitter &e, const KernelSpec &k, const std::stri
   bool staged = k.outputs.size() == 1 && k.outputs[0].tensor.full &&
                 k.outputs[0].tensor.type.dtype != DType::F32;
   const char *idx = k.wide() ? "unsigned long long" : "unsigned";
+  // A dual GEMM's epilogue takes both products of the element (acc2: the sibling's).
+  const bool dual = k.gemm()->dual;
+  const char *accs = dual ? "float acc, float acc2" : "float acc";
+  const char *accArgs = dual ? "acc, acc2" : "acc";
   e.openScope("struct {}_epi", k.mangled);
   e.line("{}", fields.substr(0, fields.size() - 1));
   e.line("struct vals {{{} }};", valFields.empty() ? " char none;" : valFields);
-  e.line("__device__ __forceinline__ vals value(unsigned long long i, float acc) const {{ vals v; "
-         "{}_elem(({})i, acc, {}{}); return v; }}",
-         k.mangled, idx, args, valArgs);
+  e.line("__device__ __forceinline__ vals value(unsigned long long i, {}) const {{ vals v; "
+         "{}_elem(({})i, {}, {}{}); return v; }}",
+         accs, k.mangled, idx, accArgs, args, valArgs);
   e.line("__device__ __forceinline__ void store(unsigned long long i, const vals &v) const {{{}{} "
          "}}{}",
          valStores.empty() ? " (void)i; (void)v;" : "", valStores, lineComment(stored));
-  e.line("__device__ __forceinline__ void operator()(unsigned long long i, float acc) const {{ "
-         "store(i, value(i, acc)); }}");
+  e.line("__device__ __forceinline__ void operator()(unsigned long long i, {}) const {{ "
+         "store(i, value(i, {})); }}",
+         accs, accArgs);
   e.line("__device__ __forceinline__ void prefetch(unsigned long long i) const {{ "
          "{}_prefetch(({})i, {}); }}",
          k.mangled, idx, args);
@@ -83,10 +88,11 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   emitEpilogueFunctor(e, k, args);
   if (s.kernel == GemmKernel::Wgmma) // one block per SM: the register split needs them all
     e.openScope("extern \"C\" __global__ void __launch_bounds__({}, 1){} {}(const __grid_constant__ "
-                "kf_tmap tmA, const __grid_constant__ kf_tmap tmB, {})",
+                "kf_tmap tmA, const __grid_constant__ kf_tmap tmB, {}{})",
                 s.threads(),
                 s.cluster > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", s.cluster) : std::string(),
-                k.mangled, kernelPointerParams(k));
+                k.mangled, s.dual ? "const __grid_constant__ kf_tmap tmB2, " : "",
+                kernelPointerParams(k));
   else
     e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({}{})", s.threads(),
                 decodeKernelAttributes(s), k.mangled,
@@ -114,9 +120,11 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
   case GemmKernel::Wgmma:
     // Persistent (no blockIdx.z): the batch's A and B matrices from inside the tile loop.
     e.line("const {}_z zidx{{}};", k.mangled);
-    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, zidx, epi);{}",
+    e.line("kf_gemm_wg<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}_epi, {}_z>(&tmA, &tmB, {}, zidx, "
+           "epi);{}",
            head, tb, s.warpsM, s.bn, s.stages, s.batch(), s.pingpong ? "true" : "false", s.cluster,
-           k.mangled, k.mangled, mm);
+           s.dual ? "true" : "false", k.mangled, k.mangled, s.dual ? "&tmB2" : "nullptr",
+           s.dual ? lineComment(k.ops[0].text + "; " + k.ops[1].text) : mm);
     break;
   case GemmKernel::TensorCore:
     e.line("kf_gemm_tc<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});{}", head, tb, s.bm, s.bn, s.bk,

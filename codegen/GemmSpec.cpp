@@ -3,6 +3,7 @@
 #include "codegen/DecodeGemm.h"
 
 #include "ir/Error.h"
+#include "ir/Units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,7 +35,7 @@ unsigned blocksPerSM(const Target &t, size_t sharedBytes, unsigned threads) {
 
 size_t GemmSpec::sharedBytes() const {
   if (kernel == GemmKernel::Wgmma) // 1 KB to align the swizzled stages, full/empty barriers,
-    return 1024 + size_t(stages) * (bm + bn) * bk * dtypeSize(dtype) + 16 * stages + // per consumer warp
+    return 1024 + size_t(stages) * (bm + bn * products()) * bk * dtypeSize(dtype) + 16 * stages + // per consumer warp
            size_t(4 * warpsM) * 16 * 72 * 2; // a 16 x 72 epilogue stage
 
   if (kernel == GemmKernel::Decode)
@@ -52,9 +53,10 @@ size_t GemmSpec::sharedBytes() const {
 std::string GemmSpec::describe() const {
   switch (kernel) {
   case GemmKernel::Wgmma:
-    return fmt::format("wgmma+TMA{} {}x{}x{}, {} stages, {} consumer warpgroups{} + 1 TMA "
+    return fmt::format("wgmma+TMA{} {}x{}x{}{}, {} stages, {} consumer warpgroups{} + 1 TMA "
                        "producer, {} persistent CTAs{}",
-                       tf32() ? " TF32" : "", bm, bn, bk, stages, warpsM, pingpong ? " in ping-pong" : "", ctas,
+                       tf32() ? " TF32" : "", bm, bn, bk, dual ? " x2 products" : "", stages,
+                       warpsM, pingpong ? " in ping-pong" : "", ctas,
                        cluster > 1 ? fmt::format(" in {}-CTA clusters sharing B (TMA multicast)", cluster)
                                    : std::string());
   case GemmKernel::TensorCore:
@@ -162,6 +164,9 @@ void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned
     fail("internal: a ping-pong wgmma kernel takes 2 consumer warpgroups and 128 columns");
   if (cluster != 1 && (cluster != 2 || bn % 128 != 0))
     fail("internal: a wgmma cluster is 1 CTA, or 2 splitting B's 64-column boxes");
+  // Two products hold 2 x BN/2 accumulators per thread: as a 256-column tile.
+  if (s.dual && (pingpong || cluster != 1 || bn > 128))
+    fail("internal: a dual wgmma kernel takes up to 128 columns, no ping-pong or cluster");
   s.kernel = GemmKernel::Wgmma;
   s.pingpong = pingpong;
   s.cluster = cluster;
@@ -216,7 +221,7 @@ double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster) {
 double gemmKernelRate(const GemmSpec &s) {
   switch (s.kernel) {
   case GemmKernel::Wgmma: // TF32: 0.47 of the 16-bit tile rate (run 7; the dense peaks: 0.5)
-    return wgmmaTileEfficiency(s.warpsM, s.bn, s.cluster) * (s.tf32() ? 0.47 : 1.0);
+    return wgmmaTileEfficiency(s.warpsM, s.bn * s.products(), s.cluster) * (s.tf32() ? 0.47 : 1.0);
   case GemmKernel::TensorCore: // device runs 2 and 8 of 2026-12-04 (bench/results/gemm.md)
     return s.tf32() ? 0.145 : 0.413;
   case GemmKernel::Simt:
@@ -237,21 +242,25 @@ static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
   struct Tile {
     unsigned wgc, bn;
   };
-  const Tile tiles[] = {{2, 256}, {2, 128}, {1, 256}, {1, 128}};
+  // A dual GEMM's tile holds two products: BN columns of each, as a 2 x BN tile's registers.
+  const Tile single[] = {{2, 256}, {2, 128}, {1, 256}, {1, 128}};
+  const Tile dual[] = {{2, 128}, {2, 64}, {1, 128}, {1, 64}};
+  const unsigned p = s.products();
   const Tile *best = nullptr;
   double bestCost = 0;
   WgmmaGrid bestGrid;
   unsigned bestCluster = 1;
-  for (const Tile &c : tiles) {
+  for (const Tile &c : s.dual ? dual : single) {
     if (c.wgc == 2 && s.M <= 64)
       continue;
     const unsigned bm = 64 * c.wgc;
     // 128x128: B shared by 2-CTA clusters where there are two M-tiles to pair (measured
     // 3-10% faster than alone at 768 x 2048 x 8192 up to 8192^3; the 128x256 tile gains
-    // nothing from it).
-    const unsigned cluster = c.wgc == 2 && c.bn == 128 && s.M > bm ? 2 : 1;
+    // nothing from it, nor would a dual one's 2 x 128).
+    const unsigned cluster = c.wgc == 2 && c.bn == 128 && s.M > bm && !s.dual ? 2 : 1;
     const WgmmaGrid g = wgmmaGrid(s, target, bm, c.bn, cluster);
-    const double cost = g.rounds * bm * c.bn / wgmmaTileEfficiency(c.wgc, c.bn, cluster);
+    const double cost =
+        g.rounds * bm * c.bn * p / wgmmaTileEfficiency(c.wgc, c.bn * p, cluster);
     if (!best || cost < bestCost * 0.999) {
       best = &c;
       bestCost = cost;
@@ -260,7 +269,7 @@ static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
     }
   }
   configureWgmma(s, target, best->wgc, best->bn,
-                 std::min(8u, 200u * 1024 / ((64 * best->wgc + best->bn) * 64 * 2)), false,
+                 std::min(8u, 200u * 1024 / ((64 * best->wgc + best->bn * p) * 64 * 2)), false,
                  bestCluster);
   s.why = fmt::format("{} on sm_90a: wgmma, operands by TMA; {:.0f} {}x{} tiles in {:.0f} "
                       "round{} on {} SMs: the least rounds x tile time of 4 tile shapes",
@@ -268,11 +277,12 @@ static void chooseWgmmaTile(GemmSpec &s, const Target &target) {
                       bestGrid.rounds == 1 ? "" : "s", target.smCount);
 }
 
-GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32) {
+GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32, const Node *sibling) {
   const Node *a = mm->operand(0).node, *b = mm->operand(1).node;
   GemmSpec s;
   s.dtype = mm->dtype();
   s.allowTf32 = allowTf32;
+  s.dual = sibling != nullptr;
   s.transA = mm->matmulAttrs().transA;
   s.transB = mm->matmulAttrs().transB;
   const Shape &so = mm->shape();
@@ -302,7 +312,17 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32) {
   bool half = s.dtype != DType::F32;
   // Kernel choice only compares sizes: in double, so a huge (fuzzed) shape cannot overflow.
   double tiles128 = double((s.M + 127) / 128) * double((s.N + 127) / 128) * double(s.batch());
-  if (decodeApplies(s, target)) {
+  if (s.dual) {
+    // One kernel computes two products only as the Hopper wgmma kernel (siblingGemmSupport).
+    if (std::string no = wgmmaRefusal(s); !no.empty() || !half || target.sm != 90 ||
+                                          !target.archSpecific || decodeApplies(s, target))
+      fail("internal: matmuls '{}' and '{}' as one kernel: {}", nodeLabel(mm), nodeLabel(sibling),
+           siblingGemmSupport(mm, sibling, target, allowTf32).explain());
+    chooseWgmmaTile(s, target);
+    s.why += fmt::format("; with {}, which reads the same A: two products per tile, both "
+                         "joined in the epilogue and neither stored",
+                         nodeLabel(sibling));
+  } else if (decodeApplies(s, target)) {
     chooseDecode(s, target); // M <= 16, f16/bf16, sm >= 80: tensor cores (DecodeGemm.cpp)
   } else if (s.M <= 16) {
     s.kernel = GemmKernel::Gemv;
@@ -352,6 +372,34 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32) {
       s.why = "f32: exact f32 FFMA tiles (no TF32 unless asked: --tf32)";
   }
   return s;
+}
+
+FusionDecision siblingGemmSupport(const Node *a, const Node *b, const Target &target,
+                                  bool allowTf32) {
+  GemmSpec s = makeGemmSpec(a, target, allowTf32); // the problem, and its single kernel
+  std::string what = fmt::format("{} and {} read the same A, but", nodeLabel(a), nodeLabel(b));
+  if (s.dtype == DType::F32)
+    return FusionDecision::forbid(
+        fmt::format("{} one kernel computes two products only in f16/bf16", what));
+  if (target.sm != 90 || !target.archSpecific)
+    return FusionDecision::forbid(fmt::format(
+        "{} one kernel computes two products only on sm_90a (wgmma); the target is {}", what,
+        compileArch(target)));
+  if (decodeApplies(s, target))
+    return FusionDecision::forbid(fmt::format(
+        "{} M = {} takes the decode kernel, which computes one product (each streams its own "
+        "weights; the stored product is {})",
+        what, s.M, formatBytes(int64_t(s.M * s.N * s.batch() * int64_t(dtypeSize(s.dtype))))));
+  if (std::string no = wgmmaRefusal(s); !no.empty())
+    return FusionDecision::forbid(
+        fmt::format("{} two products need the wgmma kernel, and it refuses: {}", what, no));
+  return FusionDecision::allow();
+}
+
+SiblingGemmPolicy siblingGemmPolicy(const Target &target, bool allowTf32) {
+  return [target, allowTf32](const Node *a, const Node *b) {
+    return siblingGemmSupport(a, b, target, allowTf32);
+  };
 }
 
 } // namespace kfuse::codegen

@@ -3,7 +3,9 @@
 /// region is its elementwise epilogue, KernelSpec::ops after op 0). It fixes the problem
 /// (dtype, transposes, M/N/K, broadcast batch strides) and the kernel chosen for it by
 /// shape and architecture, with the tile and a one-line reason for the report.
+#include "ir/FusionDecision.h"
 #include "ir/Graph.h"
+#include "passes/Pass.h"
 #include "target/Target.h"
 
 #include <cstdint>
@@ -58,15 +60,23 @@ struct GemmSpec {
   /// kernel may round f32 inputs to TF32 for the tensor cores. Part of the problem (the
   /// tuning cache's key), not of the device.
   bool allowTf32 = false;
+  /// Two products per tile (sibling matmuls, ir/KernelRegion.h): C = A B and C2 = A B2 with
+  /// B2 (input 2) of B's type and layout; the epilogue receives both. Wgmma only
+  /// (siblingGemmSupport says which problems).
+  bool dual = false;
   std::string why; ///< one line: which kernel and why
   /// Wgmma: the tensor maps of A and B (kernel parameters before the pointers).
   TmaOperand tmaA, tmaB;
 
-  /// Tensor maps the kernel takes before its pointers: 2 (A, B) for Wgmma, 1 (B) for a
-  /// Decode kernel streaming B by TMA, else 0.
+  /// Tensor maps the kernel takes before its pointers: 2 (A, B) for Wgmma, 3 with B2 when
+  /// dual (B2 laid out as B: the same map encoded over input 2), 1 (B) for a Decode kernel
+  /// streaming B by TMA, else 0.
   unsigned tensorMaps() const {
-    return kernel == GemmKernel::Wgmma ? 2 : kernel == GemmKernel::Decode && tmaB.box[0] ? 1 : 0;
+    return kernel == GemmKernel::Wgmma ? (dual ? 3 : 2)
+                                       : kernel == GemmKernel::Decode && tmaB.box[0] ? 1 : 0;
   }
+  /// B operands read per tile: 2 for a dual GEMM, else 1.
+  unsigned products() const { return dual ? 2 : 1; }
   /// Wgmma: warpsM = consumer warpgroups (64 rows each), plus one producer warpgroup.
   unsigned threads() const {
     return kernel == GemmKernel::Wgmma ? 128 * (warpsM + 1) : 32 * warpsM * warpsN;
@@ -105,13 +115,25 @@ double wgmmaTileEfficiency(unsigned warpsM, unsigned bn, unsigned cluster);
 double gemmKernelRate(const GemmSpec &s);
 
 /// The GEMM problem of matmul node `mm` and the kernel chosen for it on `target`, f32 on
-/// TF32 tensor cores only where `allowTf32` (the user's policy).
-GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32 = false);
+/// TF32 tensor cores only where `allowTf32` (the user's policy). With `sibling` (a matmul
+/// reading the same A, ir/KernelRegion.h's siblingMatmuls), a dual GEMM computing both.
+GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32 = false,
+                      const Node *sibling = nullptr);
+/// Whether one kernel on `target` computes the products of sibling matmuls `a` and `b`: the
+/// Hopper wgmma kernel does (two B tiles per stage, two accumulators); the reason names the
+/// kernel chosen otherwise. The fusion pass's policy (passes/Pass.h), set by the driver.
+FusionDecision siblingGemmSupport(const Node *a, const Node *b, const Target &target,
+                                  bool allowTf32);
+/// siblingGemmSupport as the fusion pass's policy, holding `target` and the TF32 policy by
+/// value: every place that plans a graph for a target (compile(), `kfuse opt`, `kfuse dot
+/// --fused`, buildReport) fuses with it, so each shows the plan that is compiled.
+SiblingGemmPolicy siblingGemmPolicy(const Target &target, bool allowTf32 = false);
 
 /// The kernel configurations makeGemmSpec picks among (and the autotuner tries): a Hopper
 /// kernel of `warpsM` consumer warpgroups, BN columns and `stages` ring stages (`pingpong`:
 /// two warpgroups taking 128x128 tiles in turn; `cluster` 2: B multicast to 2-CTA clusters);
 /// a mma.sync kernel of 128x128 (`big`) or 64x64 tiles. The problem fields of `s` must be set.
+/// A dual spec (two products) takes neither ping-pong nor clusters, and BN of 64 or 128.
 void configureWgmma(GemmSpec &s, const Target &target, unsigned warpsM, unsigned bn,
                     unsigned stages, bool pingpong = false, unsigned cluster = 1);
 void configureTensorCore(GemmSpec &s, const Target &target, bool big, unsigned stages);

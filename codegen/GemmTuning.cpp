@@ -2,14 +2,16 @@
 
 #include "codegen/DecodeGemm.h"
 
+#include <array>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace kfuse::codegen {
 
 std::string gemmProblemKey(const GemmSpec &s, const Target &t) {
-  return fmt::format("{}{} {}{} M={} N={} K={} batch=[{}] A=[{}] B=[{}] on {} x{} pairs={}",
+  return fmt::format("{}{}{} {}{} M={} N={} K={} batch=[{}] A=[{}] B=[{}] on {} x{} pairs={}",
                      dtypeName(s.dtype), s.dtype == DType::F32 && s.allowTf32 ? " tf32" : "",
+                     s.dual ? " x2" : "",
                      s.transA ? 'T' : 'N', s.transB ? 'T' : 'N', s.M, s.N, s.K,
                      fmt::join(s.batchShape, ","), fmt::join(s.strideA, ","),
                      fmt::join(s.strideB, ","), compileArch(t), t.smCount, t.pairs());
@@ -48,11 +50,19 @@ std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
               }
     break;
   case GemmKernel::Wgmma:
+    // A dual kernel's two products take the registers of a tile twice as wide: BN of 64 or
+    // 128, alone (no ping-pong, no cluster).
     for (unsigned wgc : {1u, 2u})
-      for (unsigned bn : {128u, 256u})
+      for (unsigned bn : chosen.dual ? std::array<unsigned, 2>{64u, 128u}
+                                     : std::array<unsigned, 2>{128u, 256u})
         for (unsigned stages = 3; stages <= 8; ++stages) {
           if (wgc == 2 && chosen.M <= 64)
             continue; // the second consumer would have no rows
+          if (chosen.dual) {
+            configureWgmma(c, t, wgc, bn, stages);
+            add(c);
+            continue;
+          }
           // Each also with B shared by 2-CTA clusters where there are two M-tiles to pair.
           for (unsigned cl : {1u, 2u}) {
             if (cl == 2 && (wgc != 2 || chosen.M <= 128))

@@ -61,19 +61,23 @@ public:
     std::vector<KernelParam> out;
     // TMA kernels take their tensor maps first, by value: the Hopper GEMM A's and B's, the
     // decode kernel B's.
-    if (s.tensorMaps() == 2)
+    if (s.tensorMaps() >= 2)
       out.push_back({KernelParam::TensorMap, false, 0, &s.tmaA, true});
     if (s.tensorMaps() >= 1)
       out.push_back({KernelParam::TensorMap, false, 1, &s.tmaB, true});
+    if (s.tensorMaps() == 3) // a dual GEMM's B2 (input 2), laid out as B
+      out.push_back({KernelParam::TensorMap, false, 2, &s.tmaB, true});
     std::vector<KernelParam> ptrs = pointerParams(k);
     ptrs[0].aligned16 = ptrs[1].aligned16 = true; // A and B: 16-byte copies and loads
+    if (s.dual)
+      ptrs[2].aligned16 = true;
     out.insert(out.end(), ptrs.begin(), ptrs.end());
     return out;
   }
   double flops(const KernelSpec &k) const override {
-    const GemmSpec &g = *k.gemm(); // 2 M N K per batch, and the epilogue per element of C
-    return 2.0 * double(g.M) * double(g.N) * double(g.K) * double(g.batch()) +
-           double(k.ops.size() - 1) * double(k.numel());
+    const GemmSpec &g = *k.gemm(); // 2 M N K per batch and product, the epilogue per element
+    return 2.0 * double(g.M) * double(g.N) * double(g.K) * double(g.batch()) * g.products() +
+           double(k.ops.size() - g.products()) * double(k.numel());
   }
 };
 

@@ -159,29 +159,40 @@ std::vector<unsigned> orderGroups(const Grouping &gr) {
 }
 
 /// The matmul of a Gemm kernel: its A and B (read only by the GEMM's own loads, never
-/// through the epilogue's index map) and op 0.
-void addMatmul(KernelSpec &k, const Node *mm, const Target &target, const GemmTuning *tuning,
-               bool allowTf32, llvm::DenseMap<const Node *, unsigned> &opIndex, const NodePrinter &print) {
-  GemmSpec gemm = makeGemmSpec(mm, target, allowTf32);
+/// through the epilogue's index map) and op 0; with a sibling (a dual GEMM), its B as input
+/// 2 and its product as op 1, both before any epilogue op.
+void addMatmul(KernelSpec &k, const Node *mm, const Node *sibling, const Target &target,
+               const GemmTuning *tuning, bool allowTf32,
+               llvm::DenseMap<const Node *, unsigned> &opIndex, const NodePrinter &print) {
+  GemmSpec gemm = makeGemmSpec(mm, target, allowTf32, sibling);
   if (tuning)
     applyTuning(gemm, target, *tuning);
   k.kind = std::move(gemm);
-  for (unsigned j = 0; j < 2; ++j) {
+  auto addInput = [&](const Node *n) {
     SpecTensor t;
-    t.type = mm->operand(j).node->type();
-    t.nodeId = mm->operand(j).node->id();
-    t.name = '%' + print.name(mm->operand(j).node);
+    t.type = n->type();
+    t.nodeId = n->id();
+    t.name = '%' + print.name(n);
     t.aligned = t.type.shape;
     k.inputs.push_back(t);
+  };
+  addInput(mm->operand(0).node);
+  addInput(mm->operand(1).node);
+  if (sibling)
+    addInput(sibling->operand(1).node);
+  unsigned j = 0;
+  for (const Node *m : {mm, sibling}) {
+    if (!m)
+      continue;
+    SpecOp op;
+    op.kind = OpKind::MatMul;
+    op.dtype = m->dtype();
+    op.nodeId = m->id();
+    op.text = print(*m);
+    op.args = {{SpecRef::Input, 0, 0.f}, {SpecRef::Input, j == 0 ? 1u : 2u, 0.f}};
+    opIndex[m] = j++;
+    k.ops.push_back(std::move(op));
   }
-  SpecOp op;
-  op.kind = OpKind::MatMul;
-  op.dtype = mm->dtype();
-  op.nodeId = mm->id();
-  op.text = print(*mm);
-  op.args = {{SpecRef::Input, 0, 0.f}, {SpecRef::Input, 1, 0.f}};
-  opIndex[mm] = 0;
-  k.ops.push_back(std::move(op));
 }
 
 /// An elementwise op: operands from earlier ops, literals, or the kernel's inputs.
@@ -245,9 +256,9 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
   k.iterShape = region.shape;
   llvm::DenseMap<const Node *, unsigned> opIndex, inputIndex;
   if (region.kind == RegionKind::Gemm)
-    addMatmul(k, region.anchor, target, tuning, allowTf32, opIndex, print);
+    addMatmul(k, region.anchor, region.sibling, target, tuning, allowTf32, opIndex, print);
   for (const Node *n : grp.nodes)
-    if (region.kind != RegionKind::Gemm || n != region.anchor)
+    if (region.kind != RegionKind::Gemm || (n != region.anchor && n != region.sibling))
       addElementwise(k, n, opIndex, inputIndex, print); // reductions too: one operand
   // Outputs: values read outside this kernel or that are graph outputs.
   for (const Node *n : grp.nodes) {

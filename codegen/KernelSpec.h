@@ -75,7 +75,8 @@ struct KernelSpec {
   std::vector<SpecOutput> outputs;
   /// The kernel's kind, a closed set (codegen/KernelEmitter.h emits each): Pointwise, a
   /// GemmSpec when the region holds a matmul: then ops[0] is the matmul (args: inputs 0 and
-  /// 1, its A and B, read only by the GEMM) and the other ops are its epilogue; or a
+  /// 1, its A and B, read only by the GEMM), for a dual GEMM ops[1] the sibling's product
+  /// (inputs 0 and 2), and the other ops are its epilogue; or a
   /// ReduceSpec when it holds reductions (ops in program order; a per-row output's
   /// `aligned` shape is S with the reduced axes as 1s).
   KernelKind kind;

@@ -39,8 +39,10 @@ void planGraph(Graph &plan, const CompileOptions &o, CompiledModule &m) {
   case Planning::Fused:
     break;
   }
+  PassManagerOptions popts;
+  popts.siblingGemm = siblingGemmPolicy(o.target, o.allowTf32);
   if (!o.keepPassDumps) {
-    PassManager pm;
+    PassManager pm(popts);
     pm.addPipeline(defaultPipeline());
     pm.run(plan);
     m.fusion = pm.fusionLog();
@@ -49,7 +51,7 @@ void planGraph(Graph &plan, const CompileOptions &o, CompiledModule &m) {
   // One pass at a time, so the dump has the whole IR after each (changed or not), and
   // fusion.json why each edge fused too.
   m.fusion.withFused = true;
-  PassManagerOptions explain;
+  PassManagerOptions explain = popts;
   explain.explainFusion = true;
   for (const std::string &name : defaultPipeline()) {
     PassManager pm(explain);

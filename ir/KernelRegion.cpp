@@ -72,9 +72,30 @@ static FusionDecision joinReduce(const RegionSummary &red, const RegionSummary &
   return FusionDecision::allow();
 }
 
+FusionDecision siblingMatmuls(const Node *a, const Node *b) {
+  const Node *aa = a->operand(0).node, *ab = b->operand(0).node;
+  const Node *ba = a->operand(1).node, *bb = b->operand(1).node;
+  const MatMulAttrs x = a->matmulAttrs(), y = b->matmulAttrs();
+  if (aa != ab || x.transA != y.transA)
+    return FusionDecision::forbid(fmt::format(
+        "a matmul never fuses into another matmul kernel, unless both read the same A ({} reads "
+        "{}, {} reads {})",
+        nodeLabel(a), nodeLabel(aa), nodeLabel(b), nodeLabel(ab)));
+  if (ba->type() != bb->type() || x.transB != y.transB || a->type() != b->type())
+    return FusionDecision::forbid(fmt::format(
+        "sibling matmuls {} and {} read the same A but their B operands ({} vs {}) or results "
+        "differ in type or layout",
+        nodeLabel(a), nodeLabel(b), ba->type().str(), bb->type().str()));
+  return FusionDecision::allow();
+}
+
 FusionDecision canJoin(const RegionSummary &a, const RegionSummary &b, const Node *consumer) {
-  if (a.kind == RegionKind::Gemm && b.kind == RegionKind::Gemm)
-    return FusionDecision::forbid("a matmul never fuses into another matmul kernel");
+  if (a.kind == RegionKind::Gemm && b.kind == RegionKind::Gemm) {
+    if (a.sibling || b.sibling)
+      return FusionDecision::forbid(
+          "a matmul kernel computes at most two products (a sibling pair) per tile");
+    return siblingMatmuls(a.anchor, b.anchor);
+  }
   if ((a.kind == RegionKind::Gemm && b.kind == RegionKind::Reduce) ||
       (a.kind == RegionKind::Reduce && b.kind == RegionKind::Gemm))
     return FusionDecision::forbid(
@@ -99,6 +120,8 @@ FusionDecision canJoin(const RegionSummary &a, const RegionSummary &b, const Nod
 
 RegionSummary join(const RegionSummary &a, const RegionSummary &b) {
   RegionSummary out = a.kind == RegionKind::Reduce ? a : b.kind != RegionKind::Pointwise ? b : a;
+  if (a.kind == RegionKind::Gemm && b.kind == RegionKind::Gemm) // a sibling pair: out is b
+    out.sibling = a.anchor;
   for (const RegionSummary *x : {&a, &b})
     for (const Shape &sh : x->smaller)
       if (sh != out.shape && llvm::find(out.smaller, sh) == out.smaller.end())
@@ -192,9 +215,16 @@ FusionDecision classifyRegion(llvm::ArrayRef<const Node *> nodes, RegionSummary 
   }
   for (const Node *n : nodes) {
     if (n->kind() == OpKind::MatMul) {
-      if (r.anchor)
+      if (r.sibling)
         return FusionDecision::forbid(fmt::format(
-            "a matmul never fuses into another matmul kernel ({} and {})", nodeLabel(r.anchor), nodeLabel(n)));
+            "a matmul kernel computes at most two products ({}, {} and {})", nodeLabel(r.anchor),
+            nodeLabel(r.sibling), nodeLabel(n)));
+      if (r.anchor) {
+        if (FusionDecision d = siblingMatmuls(r.anchor, n); !d)
+          return d;
+        r.sibling = n;
+        continue; // the same shape as the anchor
+      }
       r.kind = RegionKind::Gemm;
       r.anchor = n;
     } else if (!isElementwise(n->kind())) {

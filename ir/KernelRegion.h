@@ -5,7 +5,8 @@
 /// all ask, so what one kernel may hold is decided in one place:
 ///  - every op is elementwise, except at most one matmul (a Gemm kernel: the matmul and its
 ///    elementwise epilogue; codegen emits the matmul first, and an op before it in program
-///    order, e.g. a recomputed broadcast operand, cannot read it);
+///    order, e.g. a recomputed broadcast operand, cannot read it), or two sibling matmuls
+///    (siblingMatmuls: the same A, B operands alike) whose products the epilogue joins;
 ///  - the ops' shapes broadcast to one iteration shape; a Gemm kernel iterates over its
 ///    matmul's result;
 ///  - a Reduce kernel holds reductions that all reduce the same axes of the same shape S
@@ -46,6 +47,9 @@ enum class RegionKind : uint8_t {
 struct RegionSummary {
   RegionKind kind = RegionKind::Pointwise;
   const Node *anchor = nullptr; ///< Gemm: its matmul; Reduce: its first reduction
+  /// Gemm: the second matmul of a sibling pair (siblingMatmuls), computed by the same kernel
+  /// per tile; null for one matmul.
+  const Node *sibling = nullptr;
   Shape shape;                  ///< the iteration shape (Reduce: the reductions' input)
   AxisMask mask;                ///< Reduce: the reduced axes of `shape`
   /// Shapes of ops smaller than `shape` that the region holds (producers recomputed in a
@@ -69,6 +73,12 @@ RegionValue valueLevel(const RegionSummary &r, const Node *n);
 /// Whether an op of level `reader` in a Reduce kernel may read an in-kernel value of level
 /// `value`.
 bool canRead(RegionValue reader, RegionValue value);
+
+/// Whether matmuls `a` and `b` can be computed by one kernel as two products of the same
+/// tile: they read the same A (one node, the same trans_a), B operands of one type and
+/// trans_b, and give results of one type. Only the kind rule: whether the target's GEMM
+/// kernel computes two products is the fusion pass's policy (PassContext::siblingGemm).
+FusionDecision siblingMatmuls(const Node *a, const Node *b);
 
 /// Whether the kernels `a` and `b` may become one, by the kind rules alone (fusion adds its
 /// own: no cycle, epilogue operands read from memory). `consumer` names the node that

@@ -66,7 +66,8 @@ int64_t operandBytes(const Node *n) {
 
 class Fuser {
 public:
-  Fuser(Graph &g, FusionLog *log) : g_(g), log_(log) {}
+  Fuser(Graph &g, FusionLog *log, SiblingGemmPolicy siblingGemm)
+      : g_(g), log_(log), siblingGemm_(std::move(siblingGemm)) {}
 
   void run() {
     g_.clearKernels();
@@ -243,6 +244,16 @@ private:
   FusionDecision canMerge(int a, int b, const Node *consumer = nullptr) {
     if (FusionDecision kind = canJoin(region_[a], region_[b], consumer); !kind)
       return kind;
+    // Two matmuls whose results meet (canJoin: siblings reading the same A) become one
+    // kernel only where the target's GEMM kernel computes both products per tile.
+    if (isGemm(a) && isGemm(b)) {
+      if (!siblingGemm_)
+        return FusionDecision::forbid(
+            "sibling matmuls share a kernel only for a target whose GEMM kernel computes two "
+            "products; none was given");
+      if (FusionDecision d = siblingGemm_(region_[a].anchor, region_[b].anchor); !d)
+        return d;
+    }
     // The kernel's size caps: its op count and its parameters (ir/KernelRegion.h).
     if (FusionDecision size = budget_.check(a, b, [&](int i) { return find(i); }); !size)
       return size;
@@ -454,6 +465,11 @@ private:
                              nodeLabel(p), formatBytes(p->type().bytes()))
                : fmt::format("{} stays in registers (saves writing and reading {})", nodeLabel(p),
                              formatBytes(2 * p->type().bytes()));
+    if (producer == RegionKind::Gemm && consumer == RegionKind::Gemm)
+      return fmt::format("as a sibling matmul: {} and the kernel's other matmul read the same A, "
+                         "so one kernel computes both products per tile and {} joins them in "
+                         "its epilogue; {}",
+                         nodeLabel(p), nodeLabel(c), saved);
     if (producer == RegionKind::Gemm)
       return fmt::format("as {} epilogue: {} runs on the matmul's tile before the store; {}",
                          p->kind() == OpKind::MatMul ? "the matmul's" : "part of the matmul's",
@@ -477,6 +493,7 @@ private:
 
   Graph &g_;
   FusionLog *log_;
+  SiblingGemmPolicy siblingGemm_;
   std::unordered_set<const Node *> outputs_;
   std::unordered_map<Node *, Node *> root_; // recomputed node -> the consumer it lives with
   std::unordered_map<const Node *, int> pos_;
@@ -493,14 +510,14 @@ private:
 
 } // namespace
 
-bool fuseGraph(Graph &g, FusionLog *log) {
+bool fuseGraph(Graph &g, FusionLog *log, const SiblingGemmPolicy &siblingGemm) {
   std::vector<Node *> before = g.nodes();
   std::vector<int> kernels;
   kernels.reserve(before.size());
   for (const Node *n : before)
     kernels.push_back(n->kernel());
   size_t numKernels = g.kernelNames().size();
-  Fuser(g, log).run();
+  Fuser(g, log, siblingGemm).run();
   if (g.nodes() != before || g.kernelNames().size() != numKernels)
     return true;
   for (size_t i = 0; i < before.size(); ++i)
@@ -509,6 +526,6 @@ bool fuseGraph(Graph &g, FusionLog *log) {
   return false;
 }
 
-bool FusionPass::run(Graph &g) { return fuseGraph(g, ctx_.fusionLog); }
+bool FusionPass::run(Graph &g) { return fuseGraph(g, ctx_.fusionLog, ctx_.siblingGemm); }
 
 } // namespace kfuse

@@ -9,7 +9,9 @@
 ///  2. Producer -> consumer: an elementwise consumer joins its producer's kernel when both
 ///     have the same shape; a matmul takes an elementwise chain on its result as epilogue
 ///     (the epilogue's other operands are read from memory: bias, residual, scale); a matmul
-///     never joins another kernel and a kernel holds at most one matmul.
+///     never joins another kernel and a kernel holds at most one matmul, except that two
+///     sibling matmuls (the same A, ir/KernelRegion.h) whose results an elementwise op joins
+///     become one kernel computing both products, where the target allows (`siblingGemm`).
 ///  3. Siblings: kernels of the same shape that read the same tensor merge into one
 ///     multi-output kernel, which reads it once.
 ///  Never: a cycle between kernels; a kernel over kMaxRegionOps ops or kMaxRegionTensors
@@ -20,6 +22,7 @@
 /// reduction, element by element or broadcast.
 #include "ir/FusionDecision.h"
 #include "ir/Graph.h"
+#include "passes/Pass.h"
 
 #include <string>
 #include <vector>
@@ -55,7 +58,7 @@ struct FusionLog {
 
 /// Groups `g` into kernels k0, k1, ... in program order; clears previous kernels first.
 /// Returns whether the graph changed (false when it already had exactly these kernels).
-/// Decisions go to `log` when given.
-bool fuseGraph(Graph &g, FusionLog *log = nullptr);
+/// Decisions go to `log` when given. Sibling matmuls fuse only where `siblingGemm` allows.
+bool fuseGraph(Graph &g, FusionLog *log = nullptr, const SiblingGemmPolicy &siblingGemm = {});
 
 } // namespace kfuse

@@ -72,6 +72,7 @@ PassManager::~PassManager() = default;
 void PassManager::addPass(std::string_view name) {
   PassContext ctx;
   ctx.fusionLog = fusionLog_.get();
+  ctx.siblingGemm = opts_.siblingGemm;
   passes_.push_back(createPass(name, ctx));
 }
 

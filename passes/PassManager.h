@@ -30,6 +30,8 @@ struct PassManagerOptions {
   bool verifyEach = false;
   bool timePasses = false;
   bool explainFusion = false; ///< the fusion log says why each fused edge fused too
+  /// Sibling matmuls fuse only where this allows (unset: never; see passes/Pass.h).
+  SiblingGemmPolicy siblingGemm;
   /// Turns a graph into text for printing; required when any print option is set.
   std::function<std::string(const Graph &)> printer;
 };

@@ -5,6 +5,7 @@
 #include "ir/Error.h"
 #include "ir/Verifier.h"
 #include "analysis/Dot.h"
+#include "codegen/GemmSpec.h"
 #include "passes/PassManager.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
@@ -160,7 +161,9 @@ int dotMain(const std::vector<std::string> &args) {
   std::vector<std::unique_ptr<Graph>> module = loadModule(file);
   Graph &g = selectGraph(module, file, cli.value("--graph"));
   if (cli.has("--fused")) {
-    PassManager pm;
+    PassManagerOptions popts; // sibling matmuls as the device's GEMM kernels allow
+    popts.siblingGemm = codegen::siblingGemmPolicy(d);
+    PassManager pm(popts);
     pm.addPipeline(defaultPipeline());
     pm.run(g);
   }

@@ -1,11 +1,13 @@
 // `kfuse opt FILE.kf [-o OUT]`: parses every graph of a module, verifies it, runs the
 // requested pipeline and prints the module. The steps are kept apart (options, load,
 // transform, write) so that pass options slot in without touching the rest.
+#include "compiler/Compile.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "tools/CliArgs.h"
 #include "tools/Command.h"
+#include "tools/CompileFlags.h"
 #include "tools/ModuleIO.h"
 
 #include <fmt/format.h>
@@ -30,6 +32,8 @@ CliArgs optCli() {
   cli.flag("--explain-fusion",
            "append every producer->consumer edge, fused or left apart, and every "
            "recompute, with its reason, as '#' comments");
+  // Fusion asks the target whether its GEMM kernel computes sibling matmuls' two products.
+  declareCompileFlags(cli, kArchFlag | kTf32Flag);
   return cli;
 }
 
@@ -47,6 +51,10 @@ int optMain(const std::vector<std::string> &args) {
   popts.timePasses = cli.has("--time-passes");
   popts.explainFusion = cli.has("--explain-fusion");
   popts.printer = [](const Graph &g) { return printGraph(g); };
+  compiler::CompileOptions copts;
+  if (auto rc = readCompileFlags(cli, kArchFlag | kTf32Flag, copts))
+    return *rc;
+  popts.siblingGemm = codegen::siblingGemmPolicy(copts.target, copts.allowTf32);
   try { // an unknown pass is a bad option value (exit 2), found before the file is read
     if (cli.has("--passes"))
       pipeline = parsePipeline(cli.value("--passes"));

@@ -12,7 +12,7 @@
 // through the epilogue functor per element, in registers, before the only store of C; a
 // single 16-bit output is staged per warp in shared memory and stored in 16-byte pieces,
 // any other outputs stored directly, 16 values per thread computed before their stores.
-// kfuse-provides: kf_gemm_wg
+// kfuse-provides: kf_wg_value kf_gemm_wg
 // kfuse-requires: smem_addr.cuh tma.cuh wgmma.cuh
 
 // Persistent: CTA b takes tiles b, b + gridDim.x, ... of NB batches x MT x NT tiles, in
@@ -27,9 +27,20 @@
 // halve. A stage is then written by both producers, so it is free only when the consumers
 // of both CTAs have released it (each consumer warp arrives on the empty barrier of every
 // CTA of the cluster); each full barrier still expects the whole stage's bytes.
-template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, bool PP, int CL, class Epi, class Zi>
-static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const Zi &zidx, const Epi &epi) {
+// Dual (DU): two products per tile, C = A B and C2 = A B2 (sibling matmuls, B2 laid out as
+// B, its tensor map tmB2): a stage holds A, B's tile and B2's; each k16 step issues a wgmma
+// into each accumulator set; the epilogue gets both values of an element.
+template <bool DU, class Epi>
+static __device__ __forceinline__ typename Epi::vals kf_wg_value(const Epi &epi, unsigned long long i, float a, float a2) {
+  if constexpr (DU)
+    return epi.value(i, a, a2);
+  else
+    return epi.value(i, a);
+}
+template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, bool PP, int CL, bool DU, class Epi, class Zi>
+static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const kf_tmap *tmB2, const Zi &zidx, const Epi &epi) {
   static_assert(!PP || WGC == 2, "ping-pong takes two consumer warpgroups");
+  static_assert(!DU || (!PP && CL == 1 && BN <= 128), "two products: BN <= 128, alone, not ping-pong");
   static_assert(CL == 1 || (CL == 2 && BN % 128 == 0), "B splits into CL pieces of 64-column boxes");
   static_assert(DT != 0 || (!TA && TB), "TF32 wgmma reads K-major A and B only");
   // A k step is one 128-byte swizzle row of K: 64 16-bit elements, or 32 f32 ones (DT 0,
@@ -39,7 +50,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
   constexpr int PF = KT > 6 ? KT - 6 : 0; // the k step after which the epilogue's lines are prefetched
   // Work units: groups of CL M-adjacent tiles (one per CTA of a cluster), MG of them along M.
   constexpr long long MT = (M + BM - 1) / BM, MG = (MT + CL - 1) / CL, NT = (N + BN - 1) / BN, TILES = MG * NT * NB;
-  constexpr unsigned A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+  constexpr unsigned A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES * (DU ? 2 : 1);
   extern __shared__ __align__(1024) unsigned char kf_wg_smem[];
   const unsigned base = (kf_saddr(kf_wg_smem) + 1023u) & ~1023u; // swizzle atoms need 1 KB
   // The ring, its full and empty barriers, then each consumer warp's 16 x 72 epilogue stage.
@@ -92,19 +103,24 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
               kf_tma3(sa + j * 8192, tmA, m0 + 64 * j, kt * BK, zz.x, bar);
           }
           // B: all of it, or (CL = 2) this rank's half, multicast to the cluster's CTAs.
-          auto copyB = [&](unsigned dst, int c0, int c1) {
+          auto copyB = [&](const kf_tmap *tm, unsigned dst, int c0, int c1) {
             if (CL > 1)
-              kf_tma3_mc(dst, tmB, c0, c1, zz.y, bar, (1u << CL) - 1);
+              kf_tma3_mc(dst, tm, c0, c1, zz.y, bar, (1u << CL) - 1);
             else
-              kf_tma3(dst, tmB, c0, c1, zz.y, bar);
+              kf_tma3(dst, tm, c0, c1, zz.y, bar);
           };
-          if (TB) { // rows of 128 bytes: a half is BN / 2 rows (the tensor map's box)
-            copyB(sb + rank * (BN / CL) * 128, kt * BK, n0 + (int)rank * (BN / CL));
-          } else { // 64-column boxes, BN / 64 / CL of them per rank
 #pragma unroll
-            for (int q = 0; q < BN / 64 / CL; ++q) {
-              const int j = (int)rank * (BN / 64 / CL) + q;
-              copyB(sb + j * 8192, n0 + 64 * j, kt * BK);
+          for (int p = 0; p < (DU ? 2 : 1); ++p) { // B, then (dual) B2 after it
+            const kf_tmap *tm = p ? tmB2 : tmB;
+            const unsigned sbp = sb + p * B_BYTES;
+            if (TB) { // rows of 128 bytes: a half is BN / 2 rows (the tensor map's box)
+              copyB(tm, sbp + rank * (BN / CL) * 128, kt * BK, n0 + (int)rank * (BN / CL));
+            } else { // 64-column boxes, BN / 64 / CL of them per rank
+#pragma unroll
+              for (int q = 0; q < BN / 64 / CL; ++q) {
+                const int j = (int)rank * (BN / 64 / CL) + q;
+                copyB(tm, sbp + j * 8192, n0 + 64 * j, kt * BK);
+              }
             }
           }
         }
@@ -146,12 +162,16 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
       auto row0Of = [&](int hf) { return m0 + (PP ? hf : c) * 64 + w * 16; };
       if (PP && j > 0) // the other consumer has issued tile j - 1's wgmma
         asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
-      float acc[HALVES][BN / 2];
+      float acc[HALVES][BN / 2], acc2[HALVES][DU ? BN / 2 : 1]; // acc2: B2's product (dual)
 #pragma unroll
-      for (int h = 0; h < HALVES; ++h)
+      for (int h = 0; h < HALVES; ++h) {
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i)
           acc[h][i] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < (DU ? BN / 2 : 1); ++i)
+          acc2[h][i] = 0.0f;
+      }
       for (int kt = 0; kt < KT; ++kt, ++it) {
         const unsigned s = it % ST;
         kf_mbar_wait(full + 8 * s, (it / ST) & 1);
@@ -165,6 +185,9 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
             const unsigned ah = sa + h * 8192 + (TA ? kk * 2048 : kk * 32);
             // Transpose bits: 1 for an M/N-major operand (A^T stored [K,M]; B stored [K,N]).
             kf_wgmma<BN>::template run<DT, TA, !TB>(acc[h], kf_wg_desc(ah, TA ? 8192 : 16, 1024), db);
+            if constexpr (DU)
+              kf_wgmma<BN>::template run<DT, TA, !TB>(acc2[h], kf_wg_desc(ah, TA ? 8192 : 16, 1024),
+                                                      kf_wg_desc(sb + B_BYTES + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024));
           }
         }
         kf_wg_commit();
@@ -222,8 +245,9 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
             for (int h = 0; h < 2; ++h) {
               const int j = cc * 8 + jj, m = kf_below(row0 + g + 8 * h, M), n = n0 + j * 8 + t4 * 2;
               const unsigned long long i = cbase + (unsigned long long)m * N;
-              const unsigned v0 = epi.value(i + kf_below(n, N), acc[hf][j * 4 + 2 * h]).r0;
-              const unsigned v1 = epi.value(i + kf_below(n + 1, N), acc[hf][j * 4 + 2 * h + 1]).r0;
+              const int x = j * 4 + 2 * h, x2 = DU ? x : 0;
+              const unsigned v0 = kf_wg_value<DU>(epi, i + kf_below(n, N), acc[hf][x], acc2[hf][x2]).r0;
+              const unsigned v1 = kf_wg_value<DU>(epi, i + kf_below(n + 1, N), acc[hf][x + 1], acc2[hf][DU ? x + 1 : 0]).r0;
               pk[jj][h] = v0 | v1 << 16;
             }
 #pragma unroll
@@ -262,7 +286,8 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
               const int j = cc * 4 + jj, m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
-              v[jj][q] = epi.value(cbase + (unsigned long long)kf_below(m, M) * N + kf_below(n, N), acc[hf][j * 4 + q]);
+              v[jj][q] = kf_wg_value<DU>(epi, cbase + (unsigned long long)kf_below(m, M) * N + kf_below(n, N), acc[hf][j * 4 + q],
+                                         acc2[hf][DU ? j * 4 + q : 0]);
             }
 #pragma unroll
           for (int jj = 0; jj < 4; ++jj)

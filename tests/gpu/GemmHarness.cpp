@@ -8,6 +8,7 @@
 #include "ir/Builder.h"
 #include "ir/Compare.h"
 #include "ir/Error.h"
+#include "ir/ErrorBound.h"
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
 #include "passes/Fusion.h"
@@ -220,16 +221,21 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay, bool archSpe
   return r;
 }
 
-/// The interpreter's outputs of `g` on the inputs of run `r`, rounding what r's kernels store.
-std::vector<Tensor> referenceOf(const Graph &g, const RunResult &r) {
-  std::vector<Tensor> in;
-  for (const Raw &x : r.inputs) {
+/// Device-layout tensors as the interpreter's (float64 values).
+static std::vector<Tensor> toTensors(const std::vector<Raw> &raws) {
+  std::vector<Tensor> out;
+  for (const Raw &x : raws) {
     Tensor t(x.type);
     for (int64_t i = 0; i < t.numElements(); ++i)
       t.data[i] = x.at(i);
-    in.push_back(std::move(t));
+    out.push_back(std::move(t));
   }
-  return interpret(g, in, storedIds(r.specs));
+  return out;
+}
+
+/// The interpreter's outputs of `g` on the inputs of run `r`, rounding what r's kernels store.
+std::vector<Tensor> referenceOf(const Graph &g, const RunResult &r) {
+  return interpret(g, toTensors(r.inputs), storedIds(r.specs));
 }
 
 /// Every element against the interpreter.
@@ -243,6 +249,10 @@ std::string checkWithInterpreter(const Graph &g, const RunResult &r, size_t outp
           !m.empty())
         return fmt::format("output {} {}: {}", j, ref[j].type.str(), m);
   return "";
+}
+
+std::string checkWithErrorBound(const Graph &g, const RunResult &r) {
+  return checkOutputs(g, toTensors(r.inputs), toTensors(r.outputs), storedIds(r.specs));
 }
 
 /// `samples` elements per output (the first, the last and random ones) by pointEval.

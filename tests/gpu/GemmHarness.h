@@ -68,6 +68,10 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
 std::vector<Tensor> referenceOf(const Graph &g, const RunResult &r);
 /// Every element of the first `outputs` outputs against the interpreter.
 std::string checkWithInterpreter(const Graph &g, const RunResult &r, size_t outputs = SIZE_MAX);
+/// Every element against the interpreter within the forward error bound (ir/ErrorBound.h's
+/// checkOutputs, as `kfuse run --check`): for epilogues that multiply two sums (a sibling
+/// GEMM's silu(g) * u), whose f32 accumulation error scales with the other factor.
+std::string checkWithErrorBound(const Graph &g, const RunResult &r);
 /// `samples` elements per output (the first, the last and random ones) by pointEval.
 std::string checkSampled(const Graph &g, const RunResult &r, int samples, uint64_t seed);
 
