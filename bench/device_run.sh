@@ -24,6 +24,9 @@
 #                               (bench/reductions/run.py; RED_BUDGET seconds, default 400;
 #                               RED_CASES, RED_DTYPES, RED_SHAPES select); prints the tables,
 #                               reductions.json and reductions.md in $OUT
+#   bench/device_run.sh epilogue  issue 17: a bare GEMM against the same GEMM with a 20-op
+#                               epilogue and with two extra [M, N] tensors read, at three
+#                               sizes (bench/epilogue/run.py); epilogue.md in $OUT
 #   bench/device_run.sh python  issue 21: the Python package's tests on torch CUDA tensors and
 #                               transformers' LlamaMLP, and bench/python/run.py (kfuse vs
 #                               eager vs Inductor, host cost per call); python.md in $OUT
@@ -110,9 +113,15 @@ case "${1:-}" in
     rc=$?
     if [ -f "$out/reductions.md" ]; then cat "$out/reductions.md"; else tail -n 40 "$out/reductions.log"; fi
     exit $rc ;;
+  epilogue)
+    python3 bench/epilogue/run.py --kfuse "$bin/kfuse" --md "$out/epilogue.md" --json "$out/epilogue.json" \
+      >"$out/epilogue.log" 2>&1
+    rc=$?
+    cat "$out/epilogue.log"
+    exit $rc ;;
   python)
     # issue 21: the Python package and torch.compile(backend="kfuse") (python/tests/device_check.sh)
     OUT=$out bash python/tests/device_check.sh
     exit $? ;;
-  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|python" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|epilogue|python" >&2; exit 2 ;;
 esac
