@@ -313,11 +313,11 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32, cons
   // Kernel choice only compares sizes: in double, so a huge (fuzzed) shape cannot overflow.
   double tiles128 = double((s.M + 127) / 128) * double((s.N + 127) / 128) * double(s.batch());
   if (s.dual) {
-    // One kernel computes two products only as the Hopper wgmma kernel (siblingGemmSupport).
-    if (std::string no = wgmmaRefusal(s); !no.empty() || !half || target.sm != 90 ||
-                                          !target.archSpecific || decodeApplies(s, target))
+    // One kernel computes two products only as the Hopper wgmma kernel: the fusion pass
+    // asked siblingGemmSupport before it made the pair one region.
+    if (FusionDecision d = siblingGemmSupport(mm, sibling, target, allowTf32); !d)
       fail("internal: matmuls '{}' and '{}' as one kernel: {}", nodeLabel(mm), nodeLabel(sibling),
-           siblingGemmSupport(mm, sibling, target, allowTf32).explain());
+           d.explain());
     chooseWgmmaTile(s, target);
     s.why += fmt::format("; with {}, which reads the same A: two products per tile, both "
                          "joined in the epilogue and neither stored",
@@ -376,20 +376,27 @@ GemmSpec makeGemmSpec(const Node *mm, const Target &target, bool allowTf32, cons
 
 FusionDecision siblingGemmSupport(const Node *a, const Node *b, const Target &target,
                                   bool allowTf32) {
-  GemmSpec s = makeGemmSpec(a, target, allowTf32); // the problem, and its single kernel
   std::string what = fmt::format("{} and {} read the same A, but", nodeLabel(a), nodeLabel(b));
-  if (s.dtype == DType::F32)
+  if (a->dtype() == DType::F32)
     return FusionDecision::forbid(
         fmt::format("{} one kernel computes two products only in f16/bf16", what));
   if (target.sm != 90 || !target.archSpecific)
     return FusionDecision::forbid(fmt::format(
         "{} one kernel computes two products only on sm_90a (wgmma); the target is {}", what,
         compileArch(target)));
+  // The problem and its single kernel; a problem no GEMM kernel takes (a dim of 2^31) is
+  // refused here with its reason and again, as an error, when its own kernel is built.
+  GemmSpec s;
+  try {
+    s = makeGemmSpec(a, target, allowTf32);
+  } catch (const Error &e) {
+    return FusionDecision::forbid(fmt::format("{} {}", what, e.what()));
+  }
   if (decodeApplies(s, target))
     return FusionDecision::forbid(fmt::format(
         "{} M = {} takes the decode kernel, which computes one product (each streams its own "
         "weights; the stored product is {})",
-        what, s.M, formatBytes(int64_t(s.M * s.N * s.batch() * int64_t(dtypeSize(s.dtype))))));
+        what, s.M, formatBytes(double(s.M) * double(s.N) * double(s.batch()) * dtypeSize(s.dtype))));
   if (std::string no = wgmmaRefusal(s); !no.empty())
     return FusionDecision::forbid(
         fmt::format("{} two products need the wgmma kernel, and it refuses: {}", what, no));

@@ -29,13 +29,14 @@
 // CTA of the cluster); each full barrier still expects the whole stage's bytes.
 // Dual (DU): two products per tile, C = A B and C2 = A B2 (sibling matmuls, B2 laid out as
 // B, its tensor map tmB2): a stage holds A, B's tile and B2's; each k16 step issues a wgmma
-// into each accumulator set; the epilogue gets both values of an element.
+// into each accumulator set; the epilogue gets both values of an element: kf_wg_value is
+// the epilogue's value at element i from accumulator x of acc (and of acc2 when dual).
 template <bool DU, class Epi>
-static __device__ __forceinline__ typename Epi::vals kf_wg_value(const Epi &epi, unsigned long long i, float a, float a2) {
+static __device__ __forceinline__ typename Epi::vals kf_wg_value(const Epi &epi, unsigned long long i, const float *acc, const float *acc2, int x) {
   if constexpr (DU)
-    return epi.value(i, a, a2);
+    return epi.value(i, acc[x], acc2[x]);
   else
-    return epi.value(i, a);
+    return epi.value(i, acc[x]);
 }
 template <int DT, int M, int N, int K, bool TA, bool TB, int WGC, int BN, int ST, int NB, bool PP, int CL, bool DU, class Epi, class Zi>
 static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_tmap *tmB, const kf_tmap *tmB2, const Zi &zidx, const Epi &epi) {
@@ -179,15 +180,16 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
         kf_wg_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / KW; ++kk) {
-          const unsigned long long db = kf_wg_desc(sb + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024);
+          const unsigned kb = TB ? kk * 32 : kk * 2048; // the k16 step's offset in a B tile
+          const unsigned long long db = kf_wg_desc(sb + kb, TB ? 16 : 8192, 1024);
 #pragma unroll
           for (int h = 0; h < HALVES; ++h) {
             const unsigned ah = sa + h * 8192 + (TA ? kk * 2048 : kk * 32);
             // Transpose bits: 1 for an M/N-major operand (A^T stored [K,M]; B stored [K,N]).
-            kf_wgmma<BN>::template run<DT, TA, !TB>(acc[h], kf_wg_desc(ah, TA ? 8192 : 16, 1024), db);
+            const unsigned long long da = kf_wg_desc(ah, TA ? 8192 : 16, 1024);
+            kf_wgmma<BN>::template run<DT, TA, !TB>(acc[h], da, db);
             if constexpr (DU)
-              kf_wgmma<BN>::template run<DT, TA, !TB>(acc2[h], kf_wg_desc(ah, TA ? 8192 : 16, 1024),
-                                                      kf_wg_desc(sb + B_BYTES + (TB ? kk * 32 : kk * 2048), TB ? 16 : 8192, 1024));
+              kf_wgmma<BN>::template run<DT, TA, !TB>(acc2[h], da, kf_wg_desc(sb + B_BYTES + kb, TB ? 16 : 8192, 1024));
           }
         }
         kf_wg_commit();
@@ -245,9 +247,9 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
             for (int h = 0; h < 2; ++h) {
               const int j = cc * 8 + jj, m = kf_below(row0 + g + 8 * h, M), n = n0 + j * 8 + t4 * 2;
               const unsigned long long i = cbase + (unsigned long long)m * N;
-              const int x = j * 4 + 2 * h, x2 = DU ? x : 0;
-              const unsigned v0 = kf_wg_value<DU>(epi, i + kf_below(n, N), acc[hf][x], acc2[hf][x2]).r0;
-              const unsigned v1 = kf_wg_value<DU>(epi, i + kf_below(n + 1, N), acc[hf][x + 1], acc2[hf][DU ? x + 1 : 0]).r0;
+              const int x = j * 4 + 2 * h;
+              const unsigned v0 = kf_wg_value<DU>(epi, i + kf_below(n, N), acc[hf], acc2[hf], x).r0;
+              const unsigned v1 = kf_wg_value<DU>(epi, i + kf_below(n + 1, N), acc[hf], acc2[hf], x + 1).r0;
               pk[jj][h] = v0 | v1 << 16;
             }
 #pragma unroll
@@ -286,8 +288,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
               const int j = cc * 4 + jj, m = row0 + g + (q >> 1) * 8, n = n0 + j * 8 + t4 * 2 + (q & 1);
-              v[jj][q] = kf_wg_value<DU>(epi, cbase + (unsigned long long)kf_below(m, M) * N + kf_below(n, N), acc[hf][j * 4 + q],
-                                         acc2[hf][DU ? j * 4 + q : 0]);
+              v[jj][q] = kf_wg_value<DU>(epi, cbase + (unsigned long long)kf_below(m, M) * N + kf_below(n, N), acc[hf], acc2[hf], j * 4 + q);
             }
 #pragma unroll
           for (int jj = 0; jj < 4; ++jj)

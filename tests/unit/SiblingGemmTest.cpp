@@ -63,6 +63,13 @@ TEST_CASE("Sibling matmuls: the kind rule and the target's policy", "[fusion][ge
   FusionDecision decode = siblingGemmSupport(matmul(xs, w1, {false, true}).node(),
                                              matmul(xs, w2, {false, true}).node(), h200, false);
   CHECK(decode.explain().find("decode kernel") != std::string::npos);
+  // A problem no GEMM kernel takes is a refusal with its reason, not an error in the pass.
+  Value xh = g.input("xh", DType::BF16, {int64_t(1) << 31, 128});
+  FusionDecision huge = FusionDecision::allow();
+  REQUIRE_NOTHROW(huge = siblingGemmSupport(matmul(xh, w1, {false, true}).node(),
+                                            matmul(xh, w2, {false, true}).node(), h200, false));
+  CHECK(!huge);
+  CHECK(huge.explain().find("2^31") != std::string::npos);
 }
 
 TEST_CASE("Sibling matmuls: one dual GEMM spec, its parameters and its FLOPs",
