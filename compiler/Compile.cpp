@@ -4,6 +4,7 @@
 #include "compiler/KernelCache.h"
 #include "compiler/Nvrtc.h"
 #include "compiler/ParallelFor.h"
+#include "compiler/SameCode.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
@@ -115,12 +116,27 @@ void buildKernels(CompiledModule &m, const CompileOptions &o) {
   m.codegenMs = msSince(t0);
   m.arch = compileArch(m.target);
   m.nvrtcOptions = nvrtcOptions(m.arch);
+  // Kernels whose code is the same (a repeated layer, a capped chain's pieces) are compiled
+  // once; the others take its cubin and call its entry.
+  std::vector<std::string_view> sources, names;
+  for (const CompiledKernel &k : m.kernels) {
+    sources.push_back(k.source);
+    names.push_back(k.spec.mangled);
+  }
+  std::vector<int> same = firstWithSameCode(sources, names);
+  std::vector<size_t> distinct;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    m.kernels[i].sameCodeAs = same[i];
+    m.kernels[i].entry = m.kernels[same[i] < 0 ? i : size_t(same[i])].spec.mangled;
+    if (same[i] < 0)
+      distinct.push_back(i);
+  }
   if (o.until != Stage::Cubin && !o.wantPtx)
     return;
   auto t1 = Clock::now();
-  m.jobs = jobsFor(o, m.kernels.size());
-  parallelFor(m.kernels.size(), m.jobs, [&](size_t i) {
-    CompiledKernel &k = m.kernels[i];
+  m.jobs = jobsFor(o, distinct.size());
+  parallelFor(distinct.size(), m.jobs, [&](size_t d) {
+    CompiledKernel &k = m.kernels[distinct[d]];
     auto tk = Clock::now();
     if (o.until == Stage::Cubin) {
       CachedKernel c = cachedCompile(k.source, m.arch);
@@ -133,6 +149,15 @@ void buildKernels(CompiledModule &m, const CompileOptions &o) {
       k.ptx = nvrtcCompile(k.source, m.arch, true).ptx;
     k.compileMs = msSince(tk);
   });
+  for (CompiledKernel &k : m.kernels)
+    if (k.sameCodeAs >= 0) {
+      const CompiledKernel &f = m.kernels[size_t(k.sameCodeAs)];
+      k.cubin = f.cubin;
+      k.ptx = f.ptx;
+      k.ptxasLog = f.ptxasLog;
+      k.ptxas = f.ptxas;
+      k.cached = f.cached;
+    }
   m.nvrtcWallMs = msSince(t1);
 }
 

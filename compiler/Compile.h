@@ -84,6 +84,10 @@ struct CompiledKernel {
   codegen::KernelSpec spec;
   std::string source;            ///< a standalone translation unit: helpers, then the kernel
   std::string cubin;             ///< empty when compiled until Source
+  /// The function the cubin defines for this kernel: spec.mangled, or the name of the
+  /// earlier kernel whose code is the same (sameCodeAs), compiled once for both.
+  std::string entry;
+  int sameCodeAs = -1;           ///< that kernel's index in the module, or -1
   std::string ptx;               ///< with wantPtx
   std::string ptxasLog;          ///< ptxas -v's lines for this program
   PtxasInfo ptxas;

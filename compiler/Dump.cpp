@@ -33,12 +33,14 @@ std::string kernelJson(const CompiledKernel &k) {
       "{{\"name\": \"{}\", \"function\": \"{}\", \"kind\": \"{}\", \"elements\": {}, "
       "\"launch\": {}, \"registers\": {}, \"spill_stores\": {}, \"spill_loads\": {}, "
       "\"stack_bytes\": {}, \"static_shared_bytes\": {}, \"expected_seconds\": {:.6g}, "
-      "\"why\": \"{}\", \"compile_ms\": {:.3f}, \"cached\": {}, \"source_bytes\": {}}}",
+      "\"why\": \"{}\", \"compile_ms\": {:.3f}, \"cached\": {}, \"source_bytes\": {}, "
+      "\"entry\": \"{}\", \"same_code_as\": {}}}",
       jsonEscape(k.spec.name), k.spec.mangled,
       k.spec.gemm() ? jsonEscape(k.spec.gemm()->describe()) : std::string("pointwise"),
       k.spec.numel(), launchJson(k.launch), p.registers, p.spillStores, p.spillLoads,
       p.stackBytes, p.sharedBytes, k.estimate.seconds, jsonEscape(k.estimate.why), k.compileMs,
-      k.cached ? "true" : "false", k.source.size());
+      k.cached ? "true" : "false", k.source.size(), k.entry,
+      k.sameCodeAs < 0 ? std::string("null") : fmt::format("{}", k.sameCodeAs));
 }
 
 } // namespace
@@ -76,6 +78,8 @@ void writeDump(const CompiledModule &m, const std::string &dir) {
   for (const CompiledKernel &k : m.kernels) {
     fs::path base = root / "kernels" / k.spec.mangled;
     writeFile(base.string() + ".cu", k.source);
+    if (k.sameCodeAs >= 0)
+      continue; // compiled once, with the kernel it names in kernels.json (same_code_as)
     if (!k.ptx.empty())
       writeFile(base.string() + ".ptx", k.ptx);
     if (!k.ptxasLog.empty())

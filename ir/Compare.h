@@ -1,7 +1,7 @@
 #pragma once
 /// Comparing a computed tensor with the reference interpreter's, by the dtype tolerances of
-/// docs/GPU.md: per element |got - ref| <= elem * (1 + |ref|) and, over the tensor,
-/// ||got - ref|| / ||ref|| <= norm; NaN passes only where the reference is NaN, and an
+/// docs/language.md (Tolerances): per element |got - ref| <= elem * (1 + |ref|) and, over
+/// the tensor, ||got - ref|| / ||ref|| <= norm; NaN passes only where the reference is NaN, and an
 /// infinity only where the reference is the same infinity. For a matmul the bound grows
 /// with K: pass `scale` (1 for elementwise).
 #include "ir/Tensor.h"

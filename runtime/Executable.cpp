@@ -45,18 +45,28 @@ Executable::Executable(Driver &d, const compiler::CompiledModule &m)
   external.insert(external.end(), outputIds_.begin(), outputIds_.end());
   plan_ = planMemory(specs_, external);
   try { // a constructor that throws runs no destructor: give back what is held so far
+    std::vector<unsigned> raised(m.kernels.size(), 48 * 1024); // shared memory allowed
     for (const compiler::CompiledKernel &k : m.kernels) {
-      CUmodule mod = nullptr;
-      d.check(d.cuModuleLoadData(&mod, k.cubin.data()),
-              "loading the compiled kernels (cuModuleLoadData)");
-      modules_.push_back(mod);
+      // A kernel whose code is an earlier one's (compiled once) calls that one's function.
+      size_t owner = k.sameCodeAs >= 0 ? static_cast<size_t>(k.sameCodeAs) : functions_.size();
       CUfunction f;
-      d.check(d.cuModuleGetFunction(&f, mod, k.spec.mangled.c_str()), "cuModuleGetFunction");
-      // Dynamic shared memory above the default 48 KB must be opted into per function.
-      if (unsigned smem = k.launch.sharedBytes; smem > 48 * 1024)
+      if (k.sameCodeAs >= 0) {
+        f = functions_.at(static_cast<size_t>(k.sameCodeAs));
+      } else {
+        CUmodule mod = nullptr;
+        d.check(d.cuModuleLoadData(&mod, k.cubin.data()),
+                "loading the compiled kernels (cuModuleLoadData)");
+        modules_.push_back(mod);
+        d.check(d.cuModuleGetFunction(&f, mod, k.entry.c_str()), "cuModuleGetFunction");
+      }
+      // Dynamic shared memory above the default 48 KB must be opted into per function (the
+      // most any kernel launching it asks for).
+      if (unsigned smem = k.launch.sharedBytes; smem > raised[owner]) {
         d.check(d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(smem)),
                 "raising a GEMM kernel's shared memory limit (cuFuncSetAttribute)");
+        raised[owner] = smem;
+      }
       functions_.push_back(f);
     }
     if (plan_.peakBytes)

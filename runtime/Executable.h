@@ -68,7 +68,7 @@ private:
   MemoryPlan plan_;
   std::vector<unsigned> inputIds_, outputIds_;
   std::vector<codegen::LaunchConfig> configs_;
-  std::vector<CUmodule> modules_; ///< one per kernel (each its own NVRTC program)
+  std::vector<CUmodule> modules_; ///< one per distinct kernel code (each its own NVRTC program)
   std::vector<CUfunction> functions_;
   CUdeviceptr arena_ = 0;
   std::vector<std::vector<CUdeviceptr>> args_;

@@ -62,7 +62,8 @@ public:
   /// plan stores rounded to its dtype, as the kernels round it.
   std::vector<Tensor> reference(const std::vector<Tensor> &inputs) const;
   /// "" when every one of `outputs` matches the reference within its dtype's tolerance
-  /// (docs/GPU.md; bounds grow with K for matmuls), else which output and where.
+  /// (docs/language.md, Tolerances: bounds from each op's error analysis), else which
+  /// output and where.
   std::string check(const std::vector<Tensor> &inputs, const std::vector<Tensor> &outputs) const;
   /// Times the program on device copies of `inputs` (see Benchmark.h).
   ProgramTiming bench(const std::vector<Tensor> &inputs, const Target &predictOn,

@@ -38,16 +38,18 @@ void printKernel(const compiler::CompiledKernel &k, std::string &launches, bool 
                          : fmt::format(", {} registers, {} B spilled", k.ptxas.registers,
                                        k.ptxas.spillStores + k.ptxas.spillLoads);
   std::string took =
-      fmt::format("compiled in {:.0f} ms{}", k.compileMs, k.cached ? " (cached)" : "");
+      k.sameCodeAs >= 0
+          ? fmt::format("the same code as {}: launched as it, compiled once", k.entry)
+          : fmt::format("compiled in {:.0f} ms{}", k.compileMs, k.cached ? " (cached)" : "");
   if (!s.gemm()) {
-    launches += fmt::format("{} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel());
+    launches += fmt::format("{} {} {} {}\n", k.entry, lc.grid, lc.block, s.numel());
     if (print)
       fmt::print("  {:<24} {:>12} elements  grid {} x block {}; {}{}\n", s.mangled, s.numel(),
                  lc.grid, lc.block, took, regs);
     return;
   }
   const codegen::GemmSpec &gs = *s.gemm();
-  launches += fmt::format("{} {} {} {} {} {} {} {}\n", s.mangled, lc.grid, lc.block, s.numel(),
+  launches += fmt::format("{} {} {} {} {} {} {} {}\n", k.entry, lc.grid, lc.block, s.numel(),
                           lc.gridY, lc.gridZ, lc.sharedBytes, codegen::gemmKernelName(gs.kernel));
   if (!print)
     return;
@@ -59,14 +61,21 @@ void printKernel(const compiler::CompiledKernel &k, std::string &launches, bool 
 
 /// The first line of each graph: kernels, bytes of CUDA C and cubin, compile times.
 void printSummary(const Graph &g, const compiler::CompiledModule &m) {
-  size_t bytes = 0, cubin = 0;
+  size_t bytes = 0, cubin = 0, distinct = 0;
   for (const compiler::CompiledKernel &k : m.kernels) {
     bytes += k.source.size();
-    cubin += k.cubin.size();
+    if (k.sameCodeAs < 0) { // a shared cubin is counted once
+      cubin += k.cubin.size();
+      ++distinct;
+    }
   }
-  fmt::print("graph {}: {} kernel{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {}); "
+  std::string compiled = distinct == m.kernels.size()
+                             ? std::string()
+                             : fmt::format(" ({} compiled: the others have the same code as one)",
+                                           distinct);
+  fmt::print("graph {}: {} kernel{}{}, {} bytes of CUDA C, {} bytes of {} cubin (NVRTC {}); "
              "{:.0f} ms ({:.0f} ms NVRTC on {} thread{})\n",
-             g.name(), m.kernels.size(), m.kernels.size() == 1 ? "" : "s", bytes, cubin, m.arch,
+             g.name(), m.kernels.size(), m.kernels.size() == 1 ? "" : "s", compiled, bytes, cubin, m.arch,
              compiler::nvrtcVersionString(), m.totalMs, m.nvrtcWallMs, m.jobs,
              m.jobs == 1 ? "" : "s");
 }
@@ -91,6 +100,8 @@ void dumpKernels(const compiler::CompiledModule &m, const std::filesystem::path 
   for (const compiler::CompiledKernel &k : m.kernels) {
     if (emit.count("cuda")) // each kernel standalone, with the helpers it uses
       writeFile(dir / (k.spec.mangled + ".cu"), k.source);
+    if (k.sameCodeAs >= 0)
+      continue; // launch.txt launches the entry of the kernel it shares its code with
     if (emit.count("ptx"))
       writeFile(dir / (k.spec.mangled + ".ptx"), k.ptx);
     if (emit.count("cubin"))
