@@ -53,10 +53,11 @@ size_t GemmSpec::sharedBytes() const {
 std::string GemmSpec::describe() const {
   switch (kernel) {
   case GemmKernel::Wgmma:
-    return fmt::format("wgmma+TMA{} {}x{}x{}{}, {} stages, {} consumer warpgroups{} + 1 TMA "
-                       "producer, {} persistent CTAs{}",
+    return fmt::format("wgmma+TMA{} {}x{}x{}{}, {} stages, {} consumer warpgroup{}{} + 1 TMA "
+                       "producer, {} persistent CTA{}{}",
                        tf32() ? " TF32" : "", bm, bn, bk, dual ? " x2 products" : "", stages,
-                       warpsM, pingpong ? " in ping-pong" : "", ctas,
+                       warpsM, warpsM == 1 ? "" : "s", pingpong ? " in ping-pong" : "", ctas,
+                       ctas == 1 ? "" : "s",
                        cluster > 1 ? fmt::format(" in {}-CTA clusters sharing B (TMA multicast)", cluster)
                                    : std::string());
   case GemmKernel::TensorCore:
