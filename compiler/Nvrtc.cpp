@@ -25,9 +25,13 @@ std::vector<int> nvrtcSupportedArchs() {
   return archs;
 }
 
-std::vector<std::string> nvrtcOptions(const std::string &arch) {
+std::vector<std::string> nvrtcOptions(const std::string &arch, CompileEffort effort) {
   // ptxas -v: each kernel's registers, spills and shared memory in the log, for the dumps.
-  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device", "--ptxas-options=-v"};
+  std::vector<std::string> o{"--gpu-architecture=" + arch, "--std=c++17", "-default-device",
+                             "--ptxas-options=-v"};
+  if (effort == CompileEffort::CheckOnly)
+    o.push_back("--Ofast-compile=max");
+  return o;
 }
 
 static void checkNvrtc(nvrtcResult r, const char *what) {
@@ -35,10 +39,11 @@ static void checkNvrtc(nvrtcResult r, const char *what) {
     fail("NVRTC {} failed: {}", what, nvrtcGetErrorString(r));
 }
 
-CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch, bool wantPtx) {
+CompiledProgram nvrtcCompile(const std::string &source, const std::string &arch, bool wantPtx,
+                             CompileEffort effort) {
   nvrtcProgram prog;
   checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(), "kfuse.cu", 0, nullptr, nullptr), "create");
-  std::vector<std::string> opts = nvrtcOptions(arch);
+  std::vector<std::string> opts = nvrtcOptions(arch, effort);
   std::vector<const char *> copts;
   for (const std::string &o : opts)
     copts.push_back(o.c_str());
