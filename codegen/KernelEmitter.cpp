@@ -25,6 +25,7 @@ public:
     uint64_t work = n / v + n % v; // vector iterations plus the scalar tail
     uint64_t blocks = (work + block - 1) / block;
     c.grid = std::max<uint64_t>(1, std::min(blocks, maxBlocks));
+    c.gridStride = true;
     return c;
   }
   std::vector<KernelParam> params(const KernelSpec &k) const override { return pointerParams(k); }
@@ -96,6 +97,8 @@ public:
     // maxBlocks counts blocks of the default 256 threads: as many threads in flight.
     uint64_t cap = std::max<uint64_t>(1, maxBlocks * 256 / r.block / r.cluster);
     c.grid = std::max<uint64_t>(1, std::min(rowBlocks, cap)) * r.cluster; // whole clusters
+    c.gridStride = true;
+    c.cluster = r.cluster;
     return c;
   }
   std::vector<KernelParam> params(const KernelSpec &k) const override {

@@ -57,6 +57,13 @@ struct LaunchConfig {
   unsigned gridY = 1, gridZ = 1;
   unsigned blockY = 1, blockZ = 1;
   unsigned sharedBytes = 0; ///< dynamic; above 48 KB the runtime raises the function's limit
+  /// The kernel loops over its work with a grid stride (elementwise and reduction kernels),
+  /// so any grid of whole clusters computes the same result, and `grid` is an upper bound:
+  /// the runtime launches at most the blocks the device holds at once for this function (its
+  /// registers and shared memory, asked of the driver). A grid of more would run in waves,
+  /// and a last, partial wave leaves most SMs idle or at part of their occupancy.
+  bool gridStride = false;
+  unsigned cluster = 1; ///< CTAs per thread-block cluster (the grid is a multiple of it)
 };
 
 /// An elementwise kernel: every op over the iteration shape, one element per step.

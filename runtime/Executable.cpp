@@ -30,6 +30,30 @@ compiler::CompiledModule compileAsGiven(const Driver &d, const Graph &plan,
   return compiler::compile(plan, deviceOptions(d, std::move(o)));
 }
 
+/// The blocks of `f` the device holds at once when launched as `c` (whole clusters), from the
+/// driver's occupancy of its registers and shared memory; 0 when the driver cannot say.
+static uint64_t residentBlocks(const Driver &d, CUfunction f, const LaunchConfig &c) {
+  int n = 0;
+  if (c.cluster <= 1) {
+    if (d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, static_cast<int>(c.block),
+                                                      c.sharedBytes) != CUDA_SUCCESS)
+      return 0;
+    return uint64_t(std::max(0, n)) * uint64_t(std::max(0, d.smCount));
+  }
+  // Clusters are placed within one GPC each: fewer fit than SMs * blocks / cluster.
+  CUlaunchConfig lc{};
+  lc.gridDimX = static_cast<unsigned>(c.grid);
+  lc.gridDimY = c.gridY;
+  lc.gridDimZ = c.gridZ;
+  lc.blockDimX = c.block;
+  lc.blockDimY = c.blockY;
+  lc.blockDimZ = c.blockZ;
+  lc.sharedMemBytes = c.sharedBytes;
+  if (d.cuOccupancyMaxActiveClusters(&n, f, &lc) != CUDA_SUCCESS)
+    return 0;
+  return uint64_t(std::max(0, n)) * c.cluster;
+}
+
 Executable::Executable(Driver &d, const compiler::CompiledModule &m)
     : d_(d), inputIds_(m.inputIds), outputIds_(m.outputIds), copySource_(m.outputCopyOf),
       outputBytes_(m.outputBytes) {
@@ -68,6 +92,13 @@ Executable::Executable(Driver &d, const compiler::CompiledModule &m)
         raised[owner] = smem;
       }
       functions_.push_back(f);
+      // A grid-stride kernel takes one wave: the blocks that fit at once, each looping over
+      // an equal share (a second, partial wave would run its share at a fraction of the
+      // device's occupancy after the first).
+      LaunchConfig &c = configs_[functions_.size() - 1];
+      if (c.gridStride)
+        if (uint64_t wave = residentBlocks(d, f, c); wave >= c.cluster && wave < c.grid)
+          c.grid = wave - wave % c.cluster;
     }
     if (plan_.peakBytes)
       d.check(d.cuMemAlloc_v2(&arena_, plan_.peakBytes), "allocating the intermediate arena");

@@ -9,6 +9,7 @@
 #include "ir/Error.h"
 #include "ir/Printer.h"
 #include "passes/Fusion.h"
+#include "runtime/Program.h"
 #include "unit/RandomGraph.h"
 
 #include <catch2/catch.hpp>
@@ -85,6 +86,44 @@ TEST_CASE("reductions: softmax, norms and residual + norm are one kernel, every 
         ++checked;
       }
   CHECK(checked == 5 * 3 * 10);
+}
+
+// A grid-stride kernel is launched as one wave. RMSNorm in f32 over rows of 1024 takes about
+// 40 registers: 6 blocks of 256 threads per SM, not the 8 the compile-time bound counts, so
+// the compiled grid would run a partial second wave; rows of 131072 run on clusters, of which
+// fewer fit than SMs / cluster size.
+TEST_CASE("reductions: grid-stride kernels launch one wave, what the device holds at once",
+          "[gpu][reduce]") {
+  runtime::Driver &d = runtime::Driver::require();
+  struct C {
+    DType t;
+    int64_t m, n;
+  };
+  for (C c : {C{DType::F32, 16384, 1024}, C{DType::BF16, 256, scaled(131072, 32768)}}) {
+    Graph g("rms");
+    g.output(rms_norm(g.input("x", c.t, {c.m, c.n}), g.input("w", c.t, {c.n}), 1e-6));
+    runtime::Program p(g);
+    REQUIRE(p.module().kernels.size() == 1);
+    const compiler::CompiledKernel &k = p.module().kernels[0];
+    codegen::LaunchConfig run = p.executable().launchConfig(0);
+    INFO(dtypeName(c.t) << " [" << c.m << ", " << c.n << "]: " << k.ptxas.registers
+                        << " registers, compiled grid " << k.launch.grid << ", launched "
+                        << run.grid << " x " << run.block << ", cluster " << run.cluster);
+    CHECK(run.gridStride);
+    CHECK(run.grid <= k.launch.grid);
+    CHECK(run.grid >= run.cluster);
+    CHECK(run.grid % run.cluster == 0);
+    if (run.cluster == 1 && d.ccMajor == 9) {
+      // sm_90's occupancy rule: registers allocated per warp in units of 256, 64K per SM,
+      // at most 2048 threads and 32 blocks per SM (these kernels' shared memory is small).
+      unsigned perWarp = (unsigned(k.ptxas.registers) * 32 + 255) / 256 * 256;
+      unsigned byRegs = 65536 / (perWarp * (run.block / 32));
+      unsigned perSm = std::min({byRegs, 2048 / run.block, 32u});
+      CHECK(run.grid == std::min<uint64_t>(k.launch.grid, uint64_t(perSm) * unsigned(d.smCount)));
+      CHECK(run.grid < k.launch.grid); // more than 32 registers: fewer than the bound
+    }
+    CHECK(runAndCheck(g, 41, false) == "");
+  }
 }
 
 TEST_CASE("reductions: every op over columns, several axes, keepdims or not, broadcast back",
