@@ -43,7 +43,18 @@ public:
     if (C > 1) {
       e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C, r_.colsPerCta());
       e_.line("const unsigned rank = kf_cluster_rank();");
-      e_.line("__shared__ float redc[{}];", std::max(1u, maxReductions()));
+      // Two sets of slots, used by turns: a CTA writes one set for phase k + 1 while the
+      // others may still read the other set of phase k, and it can write that set again
+      // (phase k + 2) only after every CTA arrived at phase k + 1's barrier, so after their
+      // reads. One cluster barrier per phase instead of two.
+      e_.line("__shared__ float redc[2][{}];", std::max(1u, maxReductions()));
+      e_.line("unsigned turn = 0;");
+      if (r_.stageBytes) {
+        e_.line("// The CTA's share of the row it takes next, staged by cp.async ({} bytes).",
+                r_.stageBytes);
+        e_.line("extern __shared__ __align__(16) unsigned char rowstage[];");
+        writeStageCopies(fmt::format("({})blockIdx.x / {}", idx_, lit(C)));
+      }
       e_.openScope("for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})",
                    idx_, lit(C), lit(r_.rows));
     } else {
@@ -63,6 +74,8 @@ public:
     writeEpilogue();
     writeRowOutputs();
     e_.closeScope();
+    if (C > 1)
+      e_.line("kf_cluster_sync(); // no CTA leaves while another may read its slots");
     e_.closeScope();
   }
 
@@ -203,21 +216,62 @@ private:
     return most;
   }
 
+  /// The byte offset of cached input j's share in the stage.
+  unsigned stageOffset(size_t j) const {
+    unsigned off = 0;
+    for (size_t i = 0; i < j; ++i)
+      if (cached_[i])
+        off += static_cast<unsigned>(r_.colsPerCta() * int64_t(dtypeSize(k_.inputs[i].type.dtype)));
+    return off;
+  }
+
+  /// cp.async of the CTA's share of row `row` (when it exists) into the stage: each thread
+  /// copies the vectors it reads back itself, so it waits only for its own copies.
+  void writeStageCopies(const std::string &row) {
+    e_.openScope("");
+    e_.line("const {} mc = {};", idx_, row);
+    e_.openScope("if (mc < {})", lit(r_.rows));
+    openStepWithGuard("");
+    for (size_t j = 0; j < k_.inputs.size(); ++j)
+      if (cached_[j])
+        e_.line("kf_cp16(kf_saddr(rowstage + {}u + q0 * {}u), in{} + ({}) + n0, true);",
+                stageOffset(j), dtypeSize(k_.inputs[j].type.dtype), j,
+                offset(k_.inputs[j], false, "mc"));
+    e_.closeScope();
+    e_.closeScope();
+    e_.closeScope();
+    e_.line("kf_cp_commit();");
+    e_.closeScope();
+  }
+
   void writeCacheLoads() {
     e_.line("// The row's contiguous inputs, in registers for every phase.");
     std::vector<bool> all(k_.inputs.size(), true);
     for (size_t j = 0; j < k_.inputs.size(); ++j)
       if (cached_[j])
         e_.line("float c{}[{}];", j, r_.steps * r_.vec);
+    if (r_.stageBytes)
+      e_.line("kf_cp_wait_all(); // this thread's copies of the row");
     openStep();
-    writeVectorLoads(all, "n0", true);
+    if (r_.stageBytes) {
+      for (size_t j = 0; j < k_.inputs.size(); ++j) {
+        if (!cached_[j])
+          continue;
+        const SpecTensor &t = k_.inputs[j];
+        e_.line("alignas(16) {} v{}[{}];", storageType(t.type.dtype), j, r_.vec);
+        e_.line("*reinterpret_cast<uint4 *>(v{}) = *reinterpret_cast<const uint4 *>(rowstage + {}u + q0 * {}u);",
+                j, stageOffset(j), dtypeSize(t.type.dtype));
+      }
+    } else {
+      writeVectorLoads(all, "n0", true);
+    }
     for (size_t j = 0; j < k_.inputs.size(); ++j)
       if (cached_[j])
         e_.line("for (unsigned v = 0; v < {}u; ++v) c{}[s * {}u + v] = {};", r_.vec, j, r_.vec,
                 loadExpr(k_.inputs[j].type.dtype, fmt::format("v{}[v]", j)));
     e_.closeScope();
     e_.closeScope();
-    if (r_.cluster > 1)
+    if (r_.cluster > 1 && !r_.stageBytes)
       writeNextRowPrefetch();
   }
 
@@ -375,10 +429,7 @@ private:
     return fmt::format("{} + {}", a, b);
   }
 
-  struct NoVector {
-    void prologue() {}
-    void epilogue() {}
-  };
+  struct NoVector { void prologue() {} void epilogue() {} };
 
   void writePhase(unsigned p) {
     std::vector<unsigned> reds = reductionsOf(p);
@@ -420,24 +471,35 @@ private:
                 combine(k_.ops[i].kind, fmt::format("a{}", i),
                         fmt::format("red[({}u * {}u + r) * {}u + s]", q, R, S)));
       }
-      e_.line("__syncthreads();");
+      // The cluster's barrier below also keeps red until every thread has read it.
+      if (r_.cluster == 1)
+        e_.line("__syncthreads();");
+    }
+    if (p == 1 && r_.stageBytes) {
+      // Every thread has read its share of this row from the stage (phase 1 consumed it, and
+      // the barrier above orders those reads first): the next row's copies may overwrite it,
+      // and stay in flight across the cluster's barriers, the later phases and the stores.
+      e_.line("// The next row's share into the stage.");
+      writeStageCopies(fmt::format("m + ({})gridDim.x / {}", idx_, lit(r_.cluster)));
     }
     if (r_.cluster > 1) {
       // Across the cluster: each CTA's partial through distributed shared memory, in rank
-      // order; the second barrier keeps redc until every CTA has read it.
+      // order, in this turn's slots (see `turn`).
       e_.openScope("if (threadIdx.x == 0)");
       for (size_t q = 0; q < reds.size(); ++q)
-        e_.line("redc[{}] = a{};", q, reds[q]);
+        e_.line("redc[turn][{}] = a{};", q, reds[q]);
       e_.closeScope();
       e_.line("kf_cluster_sync();");
       for (size_t q = 0; q < reds.size(); ++q) {
         unsigned i = reds[q];
-        e_.line("a{} = kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), 0u));", i, q);
+        std::string at = fmt::format("kf_cluster_addr(kf_saddr(&redc[turn][{}]), ", q);
+        e_.line("a{} = kf_ld_cluster_f32({}0u));", i, at);
+        e_.line("#pragma unroll");
         e_.line("for (unsigned c = 1; c < {}u; ++c) a{} = {};", r_.cluster, i,
                 combine(k_.ops[i].kind, fmt::format("a{}", i),
-                        fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), c))", q)));
+                        fmt::format("kf_ld_cluster_f32({}c))", at)));
       }
-      e_.line("kf_cluster_sync();");
+      e_.line("turn ^= 1u;");
     }
     for (unsigned i : reds) {
       std::string v = k_.ops[i].kind == OpKind::Mean

@@ -121,6 +121,20 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
       if (r.cache)
         break;
     }
+  // Stage the next row in shared memory where every cached input moves in 16-byte vectors
+  // and blocksPerSm CTAs' stages fit an sm_90 SM (228 KB, 1 KB of it reserved per CTA).
+  if (r.cluster > 1) {
+    uint64_t bytes = 0;
+    bool whole = true;
+    for (const SpecTensor &t : k.inputs)
+      if (t.full && contiguousRow(t, S, r.mask)) {
+        bytes += uint64_t(r.colsPerCta()) * dtypeSize(t.type.dtype);
+        whole &= r.vec * dtypeSize(t.type.dtype) == 16;
+      }
+    const uint64_t perSm = 228 * 1024, reserved = 1024, statics = 1024;
+    if (whole && bytes > 0 && r.blocksPerSm * (bytes + reserved + statics) <= perSm)
+      r.stageBytes = static_cast<unsigned>(bytes);
+  }
   return r;
 }
 

@@ -39,6 +39,11 @@ struct ReduceSpec {
   /// row in registers and combining partials through distributed shared memory: rows too
   /// long for one CTA's registers are still read from memory once.
   unsigned cluster = 1;
+  /// inner, cluster > 1: the bytes of dynamic shared memory that stage the CTA's share of its
+  /// next row (every cached input, as stored). The copies (cp.async) are issued while this
+  /// row's cluster barriers and stores run and are waited for when the next row starts, so
+  /// the loads stay in flight across the barriers (0: no staging; then an L2 prefetch).
+  unsigned stageBytes = 0;
   /// The CTAs per SM the kernel's registers must leave room for (`__launch_bounds__`'s
   /// second argument; 1: no constraint beyond the block size).
   unsigned blocksPerSm = 1;

@@ -2,6 +2,7 @@
 // phases and thread layout), and that the CUDA C of generated reduction graphs compiles with
 // NVRTC (the GPU suite checks the numbers: tests/gpu/ReductionGpuTest.cpp).
 #include "codegen/CudaCodegen.h"
+#include "codegen/KernelEmitter.h"
 #include "codegen/KernelSpec.h"
 #include "compiler/Nvrtc.h"
 #include "ir/Builder.h"
@@ -157,12 +158,45 @@ TEST_CASE("reduce specs: rows too long for one CTA take clusters that leave room
     CHECK(r->cache);
     CHECK(r->cluster == 8);     // 131072 / 8 / 512 threads: 32 values per thread
     CHECK(r->blocksPerSm == 2); // __launch_bounds__(512, 2)
+    // The CTA's share of the next row it takes (16384 elements) is staged in shared memory
+    // by cp.async, in flight during this row's cluster barriers and stores.
+    CHECK(r->stageBytes == 16384 * dtypeSize(t));
+    CHECK(emitterFor(specs[0]).launch(specs[0], 132, 132 * 8).sharedBytes == r->stageBytes);
     std::string src = emitKernelSource(specs[0]);
     CHECK(src.find("__launch_bounds__(512, 2)") != std::string::npos);
-    // The CTA's share of the next row it takes, into L2 during this row's cluster barriers:
-    // one prefetch per 128-byte line (16-byte vectors: every 8th thread).
-    CHECK(src.find("const unsigned mn = m + (unsigned)gridDim.x / 8u;") != std::string::npos);
-    CHECK(src.find("if (l % 8u == 0) kf_prefetch_l2(in0 + ((mn) * 131072u) + n0);") !=
+    CHECK(src.find("extern __shared__ __align__(16) unsigned char rowstage[];") != std::string::npos);
+    CHECK(src.find("const unsigned mc = m + (unsigned)gridDim.x / 8u;") != std::string::npos);
+    CHECK(src.find(fmt::format("kf_cp16(kf_saddr(rowstage + 0u + q0 * {}u), in0 + ((mc) * "
+                               "131072u) + n0, true);",
+                               dtypeSize(t))) != std::string::npos);
+    CHECK(src.find("kf_cp_wait_all();") < src.find("*reinterpret_cast<const uint4 *>(rowstage + 0u + q0"));
+    CHECK(src.find("kf_prefetch_l2") == std::string::npos);
+    // One cluster barrier per phase (two slots used by turns), and one before the CTA
+    // leaves: softmax has 2 phases.
+    CHECK(src.find("__shared__ float redc[2][1];") != std::string::npos);
+    size_t barriers = 0;
+    for (size_t at = src.find("kf_cluster_sync();"); at != std::string::npos;
+         at = src.find("kf_cluster_sync();", at + 1))
+      ++barriers;
+    CHECK(barriers == 3);
+  }
+  {
+    // bf16 rows read in vectors of 4 (the f32 output is the widest tensor): 8-byte copies,
+    // so no stage; the next row is prefetched into L2 instead, one prefetch per 128-byte
+    // line (every 16th thread).
+    Graph g("softmax_long_f32_out");
+    g.output(cast(softmax(g.input("x", bf16, {64, 131072})), f32));
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    const ReduceSpec *r = specs[0].reduce();
+    REQUIRE(r);
+    CHECK(r->cluster > 1);
+    CHECK(r->stageBytes == 0);
+    std::string src = emitKernelSource(specs[0]);
+    CHECK(src.find("rowstage") == std::string::npos);
+    CHECK(src.find(fmt::format("const unsigned mn = m + (unsigned)gridDim.x / {}u;", r->cluster)) !=
+          std::string::npos);
+    CHECK(src.find("if (l % 16u == 0) kf_prefetch_l2(in0 + ((mn) * 131072u) + n0);") !=
           std::string::npos);
   }
   {
