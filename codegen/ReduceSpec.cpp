@@ -99,6 +99,19 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
     return contiguousInputs > 0 && uint64_t(steps) * r.vec * contiguousInputs <= most;
   };
   r.cache = r.steps > 0 && fits(r.steps, r.block);
+  // A row of at most 8 vectors per lane stays in one warp where its inputs still fit the
+  // registers (f32 rows of 513-1024, 16-bit rows of 1025-2048): its combines are shuffles
+  // alone, with no block barrier shared with the block's other rows, and each lane keeps
+  // twice the loads in flight.
+  if (r.threads > 32 && vectors <= 32 * 8) {
+    unsigned steps = static_cast<unsigned>((vectors + 31) / 32);
+    if (!r.cache || fits(steps, 256)) {
+      r.threads = 32;
+      r.block = 256;
+      r.steps = steps;
+      r.cache = fits(steps, 256);
+    }
+  }
   // A row too long for one CTA's registers: split over a cluster of 2 to 8 CTAs of 512
   // threads, each holding its share, where the shares are whole vectors. The smallest
   // cluster whose shares leave room for two CTAs per SM (32 cached values: one CTA's loads

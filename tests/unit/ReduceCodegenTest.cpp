@@ -218,3 +218,38 @@ TEST_CASE("reduce specs: rows too long for one CTA take clusters that leave room
   CHECK(specs[0].reduce()->blocksPerSm == 1);
   CHECK(specs[0].reduce()->cluster == 8);
 }
+
+TEST_CASE("reduce specs: a row of at most 8 vectors per lane stays in one warp where its inputs "
+          "fit the registers",
+          "[reduce][codegen]") {
+  auto spec = [](DType t, int64_t n, bool add) {
+    Graph g("row");
+    Value x = g.input("x", t, {64, n});
+    if (add)
+      x = x + g.input("r", t, {64, n});
+    g.output(rms_norm(x, g.input("w", t, {n}), 1e-6));
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    REQUIRE(specs[0].reduce());
+    return *specs[0].reduce();
+  };
+  ReduceSpec f = spec(f32, 1024, false); // 256 vectors of 4: 8 per lane of one warp
+  CHECK(f.threads == 32);
+  CHECK(f.steps == 8);
+  CHECK(f.cache);
+  Graph sm("softmax_1024");
+  sm.output(softmax(sm.input("x", f32, {64, 1024})));
+  std::vector<KernelSpec> sms = fusedSpecs(sm);
+  REQUIRE(sms.size() == 1);
+  CHECK(emitKernelSource(sms[0]).find("__syncthreads") == std::string::npos); // shuffles only
+  ReduceSpec h = spec(bf16, 2048, false); // 256 vectors of 8: 64 values per lane
+  CHECK(h.threads == 32);
+  CHECK(h.cache);
+  // Two inputs of 64 values per lane do not fit: two warps of 32 values each.
+  ReduceSpec two = spec(bf16, 2048, true);
+  CHECK(two.threads == 64);
+  CHECK(two.steps == 4);
+  CHECK(two.cache);
+  // Longer rows keep about 4 vectors per lane.
+  CHECK(spec(f32, 2048, false).threads == 128);
+}
