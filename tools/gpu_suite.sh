@@ -14,6 +14,7 @@
 #             else ./gpu-suite-logs)
 #   JOBS      processes at a time for the parallel part (default: cores / 2, at least 1)
 #   KFUSE_GPU_QUICK  passed through (quick mode, GpuHarness.h)
+#   SPEC      only the cases that also match this Catch2 tag, e.g. SPEC='[reduce]'
 #
 # Exit status: 0 when every case passed, 1 when one failed, 2 for a missing binary or an
 # empty listing, 77 when the binary skips (no CUDA device).
@@ -34,7 +35,8 @@ list() { # test names matching spec $1, one a line
 "$exe" --list-test-names-only '[no-such-tag]' >/dev/null 2>&1
 rc=$?
 [ $rc -eq 77 ] && { echo "gpu_suite: no CUDA device: skipped"; exit 77; }
-mapfile -t parallel < <(list "~[fault]~[timing]")
+[ -n "${SPEC:-}" ] && serial_spec="$SPEC[fault],$SPEC[timing]"
+mapfile -t parallel < <(list "${SPEC:-}~[fault]~[timing]")
 mapfile -t serial < <(list "$serial_spec")
 if [ ${#parallel[@]} -eq 0 ] && [ ${#serial[@]} -eq 0 ]; then
   echo "gpu_suite: $exe listed no test cases" >&2
