@@ -1,7 +1,7 @@
 #include "codegen/ReduceCodegen.h"
 
-#include "codegen/ReduceIndex.h"
 #include "codegen/Emitter.h"
+#include "codegen/ReduceIndex.h"
 #include "codegen/LineComment.h"
 #include "codegen/ScalarExpr.h"
 #include "ir/Error.h"
@@ -194,9 +194,9 @@ private:
     openStepWithGuard("");
     for (size_t j = 0; j < k_.inputs.size(); ++j)
       if (cached_[j])
-        e_.line("kf_cp16(kf_saddr(rowstage + {}u + q0 * {}u), in{} + ({}) + n0, true);",
-                stageOffset(j), dtypeSize(k_.inputs[j].type.dtype), j,
-                offset(k_.inputs[j], false, "mc"));
+        e_.line("kf_cp_async<{}>(kf_saddr(rowstage + {}u + q0 * {}u), in{} + ({}) + n0);",
+                r_.vec * dtypeSize(k_.inputs[j].type.dtype), stageOffset(j),
+                dtypeSize(k_.inputs[j].type.dtype), j, offset(k_.inputs[j], false, "mc"));
     e_.closeScope();
     e_.closeScope();
     e_.closeScope();
@@ -218,9 +218,10 @@ private:
         if (!cached_[j])
           continue;
         const SpecTensor &t = k_.inputs[j];
+        const std::string vt = vecType(r_.vec * dtypeSize(t.type.dtype));
         e_.line("alignas(16) {} v{}[{}];", storageType(t.type.dtype), j, r_.vec);
-        e_.line("*reinterpret_cast<uint4 *>(v{}) = *reinterpret_cast<const uint4 *>(rowstage + {}u + q0 * {}u);",
-                j, stageOffset(j), dtypeSize(t.type.dtype));
+        e_.line("*reinterpret_cast<{} *>(v{}) = *reinterpret_cast<const {} *>(rowstage + {}u + q0 * {}u);",
+                vt, j, vt, stageOffset(j), dtypeSize(t.type.dtype));
       }
     } else {
       writeVectorLoads(all, "n0", true);
@@ -229,31 +230,6 @@ private:
       if (cached_[j])
         e_.line("for (unsigned v = 0; v < {}u; ++v) c{}[s * {}u + v] = {};", r_.vec, j, r_.vec,
                 loadExpr(k_.inputs[j].type.dtype, fmt::format("v{}[v]", j)));
-    e_.closeScope();
-    e_.closeScope();
-    if (r_.cluster > 1 && !r_.stageBytes)
-      writeNextRowPrefetch();
-  }
-
-  /// A cluster works on one row at a time, and between its loads and its stores come the
-  /// cluster barriers of every phase, with no other row's loads in flight. So the CTA
-  /// prefetches its share of the next row it will take into L2 (one prefetch per 128-byte
-  /// line of each cached input) while this row's phases run: those loads then hit L2.
-  void writeNextRowPrefetch() {
-    e_.line("// The CTA's share of its next row into L2, while this row's phases run.");
-    e_.line("const {0} mn = m + ({0})gridDim.x / {1};", idx_, lit(r_.cluster));
-    e_.openScope("if (mn < {})", lit(r_.rows));
-    openStepWithGuard("");
-    for (size_t j = 0; j < k_.inputs.size(); ++j) {
-      if (access_[j] != Access::Contig || !cached_[j])
-        continue;
-      const SpecTensor &t = k_.inputs[j];
-      unsigned vecBytes = r_.vec * static_cast<unsigned>(dtypeSize(t.type.dtype));
-      unsigned perLine = std::max(1u, 128u / std::max(1u, vecBytes));
-      e_.line("if (l % {}u == 0) kf_prefetch_l2(in{} + ({}) + n0);", perLine, j,
-              offset(t, false, "mn"));
-    }
-    e_.closeScope();
     e_.closeScope();
     e_.closeScope();
   }
@@ -390,30 +366,87 @@ private:
   }
 
   struct NoVector { void prologue() {} void epilogue() {} };
+  /// A forEachElement body of one function of (n, vi), with nothing around the vector.
+  template <typename F> struct Each : NoVector {
+    F f;
+    void operator()(const std::string &n, const std::string &vi) { f(n, vi); }
+  };
+  template <typename F> static Each<F> each(F f) { return Each<F>{{}, std::move(f)}; }
+
+  /// The online sum (ReduceSpec::online) that amax `i` carries, or -1.
+  int onlineSumOf(unsigned i) const {
+    for (size_t j = 0; j < r_.online.size(); ++j)
+      if (r_.online[j] == static_cast<int>(i))
+        return static_cast<int>(j);
+    return -1;
+  }
+
+  /// a<i> for each of `reds` from the partials src(q, c) of its position q, c = 0..n-1 (an
+  /// online sum together with its amax), in a fixed order.
+  template <typename Src>
+  void readBack(const std::vector<unsigned> &reds, unsigned n, const char *c, bool unroll, Src src) {
+    auto pos = [&](unsigned i) { return std::find(reds.begin(), reds.end(), i) - reds.begin(); };
+    for (size_t q = 0; q < reds.size(); ++q) {
+      const unsigned i = reds[q];
+      if (r_.online[i] >= 0)
+        continue; // with its amax
+      const int j = onlineSumOf(i);
+      e_.line("a{} = {};", i, src(q, "0u"));
+      if (j >= 0)
+        e_.line("a{} = {};", j, src(pos(j), "0u"));
+      if (unroll)
+        e_.line("#pragma unroll");
+      if (j >= 0)
+        e_.line("for (unsigned {0} = 1; {0} < {1}u; ++{0}) kf_online_add(a{2}, a{3}, {4}, {5});", c, n,
+                i, j, src(q, c), src(pos(j), c));
+      else
+        e_.line("for (unsigned {0} = 1; {0} < {1}u; ++{0}) a{2} = {3};", c, n, i,
+                combine(k_.ops[i].kind, fmt::format("a{}", i), src(q, c)));
+    }
+  }
+
+  /// Each thread's part of the online sums of `reds` against its own part's max: a second
+  /// pass over the row's registers (a part of only -inf adds nothing).
+  void writeOnlineParts(const std::vector<unsigned> &reds) {
+    for (unsigned j : reds) {
+      if (r_.online[j] < 0)
+        continue;
+      const unsigned m = static_cast<unsigned>(r_.online[j]);
+      const SpecOp &exp = k_.ops[k_.ops[j].args[0].index];
+      const SpecOp &sub = k_.ops[exp.args[0].index];
+      e_.line("// The thread's part of the online sum a{} against its part's max a{}.", j, m);
+      forEachElement(elementClosure({m}), {m}, each([&](const std::string &, const std::string &) {
+        std::string d = opExpr(sub, {arg(k_.ops[m].args[0]), fmt::format("a{}", m)}, k_.name);
+        e_.line("a{} += {};", j, opExpr(exp, {d}, k_.name));
+      }));
+      e_.line("if (a{} == __int_as_float(0xff800000)) a{} = 0.0f;", m, j);
+    }
+  }
 
   void writePhase(unsigned p) {
-    std::vector<unsigned> reds = reductionsOf(p);
+    std::vector<unsigned> reds = reductionsOf(p), direct;
+    for (unsigned i : reds)
+      if (r_.online[i] < 0)
+        direct.push_back(i);
     e_.line("// Phase {}: {} reduction{} over the row.", p, reds.size(), reds.size() == 1 ? "" : "s");
     for (unsigned i : reds)
       e_.line("float a{} = {};", i, floatLiteral(static_cast<float>(reductionIdentity(k_.ops[i].kind))));
-    std::vector<bool> need = elementClosure(reds);
-    struct Body : NoVector {
-      ReduceWriter *w;
-      std::vector<unsigned> reds;
-      void operator()(const std::string &, const std::string &) {
-        for (unsigned i : reds)
-          w->e_.line("a{} = {};", i, combine(w->k_.ops[i].kind, fmt::format("a{}", i), w->arg(w->k_.ops[i].args[0])));
-      }
-    } body;
-    body.w = this;
-    body.reds = reds;
-    forEachElement(need, reds, body);
+    std::vector<bool> need = elementClosure(direct);
+    forEachElement(need, direct, each([&](const std::string &, const std::string &) {
+      for (unsigned i : direct)
+        e_.line("a{} = {};", i, combine(k_.ops[i].kind, fmt::format("a{}", i), arg(k_.ops[i].args[0])));
+    }));
+    writeOnlineParts(reds);
     // Across the row's threads: warp shuffles, then shared memory, in a fixed order.
     const unsigned S = slots(), R = r_.rowsPerBlock();
     if (r_.inner)
-      for (unsigned i : reds)
-        e_.line("a{0} = kf_warp_{1}<{2}>(a{0});", i, combineName(k_.ops[i].kind),
-                std::min(r_.threads, 32u));
+      for (unsigned i : direct) {
+        const unsigned w = std::min(r_.threads, 32u);
+        if (int j = onlineSumOf(i); j >= 0)
+          e_.line("kf_warp_online<{}>(a{}, a{});", w, i, j);
+        else
+          e_.line("a{0} = kf_warp_{1}<{2}>(a{0});", i, combineName(k_.ops[i].kind), w);
+      }
     if (S > 1) {
       std::string slot = r_.inner ? "l / 32u" : "l";
       if (r_.inner)
@@ -424,13 +457,10 @@ private:
         e_.line("red[({}u * {}u + r) * {}u + {}] = a{};", q, R, S, slot, reds[q]);
       e_.closeScope();
       e_.line("__syncthreads();");
-      for (size_t q = 0; q < reds.size(); ++q) {
-        unsigned i = reds[q];
-        e_.line("a{} = red[({}u * {}u + r) * {}u];", i, q, R, S);
-        e_.line("for (unsigned s = 1; s < {}u; ++s) a{} = {};", S, i,
-                combine(k_.ops[i].kind, fmt::format("a{}", i),
-                        fmt::format("red[({}u * {}u + r) * {}u + s]", q, R, S)));
-      }
+      readBack(reds, S, "s", false, [&](size_t q, const std::string &c) {
+        return c == "0u" ? fmt::format("red[({}u * {}u + r) * {}u]", q, R, S)
+                         : fmt::format("red[({}u * {}u + r) * {}u + {}]", q, R, S, c);
+      });
       // The cluster's barrier below also keeps red until every thread has read it.
       if (r_.cluster == 1)
         e_.line("__syncthreads();");
@@ -450,17 +480,15 @@ private:
         e_.line("redc[turn][{}] = a{};", q, reds[q]);
       e_.closeScope();
       e_.line("kf_cluster_sync();");
-      for (size_t q = 0; q < reds.size(); ++q) {
-        unsigned i = reds[q];
-        std::string at = fmt::format("kf_cluster_addr(kf_saddr(&redc[turn][{}]), ", q);
-        e_.line("a{} = kf_ld_cluster_f32({}0u));", i, at);
-        e_.line("#pragma unroll");
-        e_.line("for (unsigned c = 1; c < {}u; ++c) a{} = {};", r_.cluster, i,
-                combine(k_.ops[i].kind, fmt::format("a{}", i),
-                        fmt::format("kf_ld_cluster_f32({}c))", at)));
-      }
+      readBack(reds, r_.cluster, "c", true, [&](size_t q, const std::string &c) {
+        return fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[turn][{}]), {}))", q, c);
+      });
       e_.line("turn ^= 1u;");
     }
+    // A row of only -inf: every exp(x - m) is NaN, as the two passes would sum.
+    for (unsigned j : reds)
+      if (r_.online[j] >= 0)
+        e_.line("if (a{} == __int_as_float(0xff800000)) a{} = __int_as_float(0x7fffffff);", r_.online[j], j);
     for (unsigned i : reds) {
       std::string v = k_.ops[i].kind == OpKind::Mean
                           ? fmt::format("a{} / {}", i, floatLiteral(static_cast<float>(r_.cols)))

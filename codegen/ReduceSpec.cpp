@@ -30,6 +30,68 @@ static unsigned nextPow2(int64_t v) {
   return p;
 }
 
+/// Phases: a reduction is known one phase after its operand (an online sum: with its
+/// operand, which its amax's phase makes known); any other op when its operands are.
+static void assignPhases(const KernelSpec &k, ReduceSpec &r) {
+  r.phase.assign(k.ops.size(), 0);
+  for (size_t i = 0; i < k.ops.size(); ++i) {
+    unsigned p = 0;
+    for (const SpecRef &a : k.ops[i].args)
+      if (a.kind == SpecRef::Op)
+        p = std::max(p, r.phase[a.index]);
+    r.phase[i] = isReduction(k.ops[i].kind) && r.online[i] < 0 ? p + 1 : p;
+  }
+}
+
+/// ReduceSpec::online: sum(exp(x - m)) with m = amax(x), x read from registers alone.
+static void findOnlineSums(const KernelSpec &k, ReduceSpec &r) {
+  if (!r.inner || !r.cache)
+    return;
+  const Shape &S = k.iterShape;
+  auto isOp = [&](const SpecRef &a, OpKind kind) {
+    return a.kind == SpecRef::Op && k.ops[a.index].kind == kind;
+  };
+  std::vector<bool> output(k.ops.size(), false);
+  for (const SpecOutput &o : k.outputs)
+    output[o.op] = true;
+  // x's value at an element from cached inputs, per-row values and literals alone.
+  auto fromRegisters = [&](const SpecRef &x) {
+    std::vector<SpecRef> stack{x};
+    std::vector<bool> seen(k.ops.size(), false);
+    while (!stack.empty()) {
+      SpecRef a = stack.back();
+      stack.pop_back();
+      if (a.kind == SpecRef::Input) {
+        const SpecTensor &t = k.inputs[a.index];
+        bool perRow = true;
+        for (size_t d = 0; d < S.size(); ++d)
+          perRow &= !r.mask[d] || S[d] == 1 || t.aligned[d] == 1;
+        if (!perRow && !(t.full && contiguousRow(t, S, r.mask)))
+          return false;
+      } else if (a.kind == SpecRef::Op && !r.rowOp[a.index] && !seen[a.index]) {
+        seen[a.index] = true;
+        for (const SpecRef &b : k.ops[a.index].args)
+          stack.push_back(b);
+      }
+    }
+    return true;
+  };
+  for (size_t i = 0; i < k.ops.size(); ++i) {
+    const SpecOp &sum = k.ops[i];
+    if (sum.kind != OpKind::Sum || !isOp(sum.args[0], OpKind::Exp) || output[sum.args[0].index])
+      continue;
+    const SpecRef &d = k.ops[sum.args[0].index].args[0];
+    if (!isOp(d, OpKind::Sub) || output[d.index])
+      continue;
+    const SpecRef &x = k.ops[d.index].args[0], &m = k.ops[d.index].args[1];
+    if (!isOp(m, OpKind::Amax) || output[m.index])
+      continue;
+    const SpecRef &mx = k.ops[m.index].args[0];
+    if (mx.kind == x.kind && mx.index == x.index && x.kind != SpecRef::Literal && fromRegisters(x))
+      r.online[i] = static_cast<int>(m.index);
+  }
+}
+
 ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp,
                           bool clusters) {
   ReduceSpec r;
@@ -56,16 +118,8 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
     else if (seenReduced)
       r.inner = false;
   }
-  // Phases: a reduction is known one phase after its operand; any other op when its
-  // operands are.
-  r.phase.assign(k.ops.size(), 0);
-  for (size_t i = 0; i < k.ops.size(); ++i) {
-    unsigned p = 0;
-    for (const SpecRef &a : k.ops[i].args)
-      if (a.kind == SpecRef::Op)
-        p = std::max(p, r.phase[a.index]);
-    r.phase[i] = isReduction(k.ops[i].kind) ? p + 1 : p;
-  }
+  r.online.assign(k.ops.size(), -1);
+  assignPhases(k, r);
   if (!r.inner) {
     // Rows side by side in the lanes of a warp (coalesced: the kept dims are innermost),
     // 8 lanes splitting each row's elements.
@@ -134,15 +188,18 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
       if (r.cache)
         break;
     }
-  // Stage the next row in shared memory where every cached input moves in 16-byte vectors
-  // and blocksPerSm CTAs' stages fit an sm_90 SM (228 KB, 1 KB of it reserved per CTA).
+  findOnlineSums(k, r);
+  assignPhases(k, r);
+  // Stage the next row in shared memory where every cached input moves in vectors of 4 to
+  // 16 bytes (what cp.async copies) and blocksPerSm CTAs' stages fit an sm_90 SM (228 KB,
+  // 1 KB of it reserved per CTA).
   if (r.cluster > 1) {
     uint64_t bytes = 0;
     bool whole = true;
     for (const SpecTensor &t : k.inputs)
       if (t.full && contiguousRow(t, S, r.mask)) {
         bytes += uint64_t(r.colsPerCta()) * dtypeSize(t.type.dtype);
-        whole &= r.vec * dtypeSize(t.type.dtype) == 16;
+        whole &= r.vec * dtypeSize(t.type.dtype) >= 4;
       }
     const uint64_t perSm = 228 * 1024, reserved = 1024, statics = 1024;
     if (whole && bytes > 0 && r.blocksPerSm * (bytes + reserved + statics) <= perSm)

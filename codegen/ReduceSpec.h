@@ -42,7 +42,7 @@ struct ReduceSpec {
   /// inner, cluster > 1: the bytes of dynamic shared memory that stage the CTA's share of its
   /// next row (every cached input, as stored). The copies (cp.async) are issued while this
   /// row's cluster barriers and stores run and are waited for when the next row starts, so
-  /// the loads stay in flight across the barriers (0: no staging; then an L2 prefetch).
+  /// the loads stay in flight across the barriers (0: no staging, vectors under 4 bytes).
   unsigned stageBytes = 0;
   /// The CTAs per SM the kernel's registers must leave room for (`__launch_bounds__`'s
   /// second argument; 1: no constraint beyond the block size).
@@ -51,8 +51,15 @@ struct ReduceSpec {
   /// shape) rather than per element.
   std::vector<bool> rowOp;
   /// Per op: the phase after which its value is known (0: from the inputs alone; a
-  /// reduction: one more than its operand's).
+  /// reduction: one more than its operand's, except an online sum: its amax's).
   std::vector<unsigned> phase;
+  /// Per op: for a sum of exp(x - m) over the row where m = amax(x) of the same row (softmax's
+  /// denominator), the index of that amax; -1 otherwise. The sum is then accumulated in the
+  /// amax's phase, each thread's part against its own max, parts rescaled to the larger max
+  /// where they combine (kf_online_add): one combine across the row instead of two. Only
+  /// where x comes from registers alone (the row cached), and neither m, x - m nor the exp
+  /// is an output (a stored 16-bit value would be rounded where the sum does not see it).
+  std::vector<int> online;
 
   unsigned rowsPerBlock() const { return block / threads; }
   /// The elements of a row one CTA takes.

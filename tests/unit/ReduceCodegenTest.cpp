@@ -41,10 +41,68 @@ TEST_CASE("reduce specs: softmax is one kernel of two phases over cached contigu
   CHECK(r->vec == 8);               // 16 bytes of bf16
   CHECK(r->threads * r->vec * r->steps >= 4096);
   CHECK(r->cache);                  // the row is read from memory once
-  CHECK(r->phases() == 2);          // amax, then sum(exp(x - max))
+  // amax and sum(exp(x - max)) in one phase: the sum is online, each part against its own max
+  CHECK(r->phases() == 1);
+  std::vector<int> online(specs[0].ops.size(), -1);
+  for (size_t i = 0; i < specs[0].ops.size(); ++i)
+    if (specs[0].ops[i].kind == OpKind::Sum) {
+      REQUIRE(specs[0].ops[specs[0].ops[i].args[0].index].kind == OpKind::Exp);
+      online[i] = 0; // %m = amax %x is op 0
+    }
+  CHECK(r->online == online);
+  std::string src = emitKernelSource(specs[0]);
+  CHECK(src.find("kf_warp_online<32>(a0, a3);") != std::string::npos);
+  CHECK(src.find("a3 += __expf(e0 - a0);") != std::string::npos);
+  CHECK(src.find("kf_online_add(a0, a3, red[") != std::string::npos);
   CHECK(specs[0].inputs.size() == 1);
   CHECK(specs[0].outputs.size() == 1);
   CHECK(specs[0].bytesMoved() == 2 * 64 * 4096 * 2); // x read once, y written once
+}
+
+TEST_CASE("reduce specs: a sum of exp(x - m) is online only for m = amax(x) with no output in "
+          "between",
+          "[reduce][codegen]") {
+  auto spec = [](Graph &g) {
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    REQUIRE(specs[0].reduce());
+    return *specs[0].reduce();
+  };
+  auto anyOnline = [](const ReduceSpec &r) {
+    return std::any_of(r.online.begin(), r.online.end(), [](int m) { return m >= 0; });
+  };
+  {
+    // The user's own spelling, through a cast: x = cast(in), m = amax(x): online.
+    Graph g("own");
+    Value x = cast(g.input("x", bf16, {16, 4096}), f32);
+    Value m = amax(x, {-1}, true);
+    Value e = exp(x - m);
+    g.output(e / sum(e, {-1}, true));
+    ReduceSpec r = spec(g);
+    CHECK(anyOnline(r));
+    CHECK(r.phases() == 1);
+  }
+  {
+    // The exp is an output too: two phases.
+    Graph g("exp_out");
+    Value x = g.input("x", bf16, {16, 4096});
+    Value e = exp(x - amax(x, {-1}, true));
+    g.output(e);
+    g.output(e / sum(e, {-1}, true));
+    ReduceSpec r = spec(g);
+    CHECK_FALSE(anyOnline(r));
+    CHECK(r.phases() == 2);
+  }
+  {
+    // exp(y - amax(x)) with y another tensor: two phases.
+    Graph g("other");
+    Value x = g.input("x", f32, {16, 4096}), y = g.input("y", f32, {16, 4096});
+    Value e = exp(y - amax(x, {-1}, true));
+    g.output(e / sum(e, {-1}, true));
+    ReduceSpec r = spec(g);
+    CHECK_FALSE(anyOnline(r));
+    CHECK(r.phases() == 2);
+  }
 }
 
 TEST_CASE("reduce specs: residual + RMSNorm is one kernel with two outputs; a column sum is "
@@ -166,47 +224,46 @@ TEST_CASE("reduce specs: rows too long for one CTA take clusters that leave room
     CHECK(src.find("__launch_bounds__(512, 2)") != std::string::npos);
     CHECK(src.find("extern __shared__ __align__(16) unsigned char rowstage[];") != std::string::npos);
     CHECK(src.find("const unsigned mc = m + (unsigned)gridDim.x / 8u;") != std::string::npos);
-    CHECK(src.find(fmt::format("kf_cp16(kf_saddr(rowstage + 0u + q0 * {}u), in0 + ((mc) * "
-                               "131072u) + n0, true);",
+    CHECK(src.find(fmt::format("kf_cp_async<16>(kf_saddr(rowstage + 0u + q0 * {}u), in0 + ((mc) * "
+                               "131072u) + n0);",
                                dtypeSize(t))) != std::string::npos);
     CHECK(src.find("kf_cp_wait_all();") < src.find("*reinterpret_cast<const uint4 *>(rowstage + 0u + q0"));
     CHECK(src.find("kf_prefetch_l2") == std::string::npos);
     // One cluster barrier per phase (two slots used by turns), and one before the CTA
-    // leaves: softmax has 2 phases.
-    CHECK(src.find("__shared__ float redc[2][1];") != std::string::npos);
+    // leaves: softmax has 1 phase (amax and its online sum).
+    CHECK(src.find("__shared__ float redc[2][2];") != std::string::npos);
     size_t barriers = 0;
     for (size_t at = src.find("kf_cluster_sync();"); at != std::string::npos;
          at = src.find("kf_cluster_sync();", at + 1))
       ++barriers;
-    CHECK(barriers == 3);
+    CHECK(barriers == 2);
   }
   {
-    // bf16 rows read in vectors of 4 (the f32 output is the widest tensor): 8-byte copies,
-    // so no stage; the next row is prefetched into L2 instead, one prefetch per 128-byte
-    // line (every 16th thread).
+    // bf16 rows read in vectors of 4 (the f32 output is the widest tensor): 8-byte copies.
     Graph g("softmax_long_f32_out");
     g.output(cast(softmax(g.input("x", bf16, {64, 131072})), f32));
     std::vector<KernelSpec> specs = fusedSpecs(g);
     REQUIRE(specs.size() == 1);
     const ReduceSpec *r = specs[0].reduce();
     REQUIRE(r);
-    CHECK(r->cluster > 1);
-    CHECK(r->stageBytes == 0);
+    CHECK(r->vec == 4);
+    REQUIRE(r->cluster > 1);
+    CHECK(r->stageBytes == 131072 / r->cluster * 2);
     std::string src = emitKernelSource(specs[0]);
-    CHECK(src.find("rowstage") == std::string::npos);
-    CHECK(src.find(fmt::format("const unsigned mn = m + (unsigned)gridDim.x / {}u;", r->cluster)) !=
+    CHECK(src.find("kf_cp_async<8>(kf_saddr(rowstage + 0u + q0 * 2u), in0 + ((mc) * 131072u) + n0);") !=
           std::string::npos);
-    CHECK(src.find("if (l % 16u == 0) kf_prefetch_l2(in0 + ((mn) * 131072u) + n0);") !=
+    CHECK(src.find("*reinterpret_cast<uint2 *>(v0) = *reinterpret_cast<const uint2 *>(rowstage + 0u + q0 * 2u);") !=
           std::string::npos);
   }
   {
-    // Rows one CTA holds: no cluster barriers to hide, no prefetch.
+    // Rows one CTA holds: no cluster barriers to hide, no stage.
     Graph g("softmax_short");
     g.output(softmax(g.input("x", bf16, {64, 4096})));
     std::vector<KernelSpec> specs = fusedSpecs(g);
     REQUIRE(specs.size() == 1);
     REQUIRE(specs[0].reduce()->cluster == 1);
-    CHECK(emitKernelSource(specs[0]).find("kf_prefetch_l2") == std::string::npos);
+    CHECK(specs[0].reduce()->stageBytes == 0);
+    CHECK(emitKernelSource(specs[0]).find("rowstage") == std::string::npos);
   }
   // Two cached inputs of 32 values each do not leave room: one CTA per SM.
   Graph g("add_rms_norm_long");
