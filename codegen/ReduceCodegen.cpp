@@ -3,6 +3,7 @@
 #include "codegen/Emitter.h"
 #include "codegen/ReduceIndex.h"
 #include "codegen/LineComment.h"
+#include "codegen/ReduceCombine.h"
 #include "codegen/ScalarExpr.h"
 #include "ir/Error.h"
 
@@ -105,13 +106,7 @@ private:
   /// across a strided row's lanes: one slot per accumulator, row and slot.
   unsigned slots() const { return r_.inner ? (r_.threads > 32 ? r_.threads / 32 : 0) : r_.threads; }
   unsigned sharedFloats() const { return slots() * r_.rowsPerBlock() * maxReductions(); }
-  std::vector<unsigned> reductionsOf(unsigned p) const {
-    std::vector<unsigned> out;
-    for (unsigned i = 0; i < k_.ops.size(); ++i)
-      if (isReduction(k_.ops[i].kind) && r_.phase[i] == p)
-        out.push_back(i);
-    return out;
-  }
+  std::vector<unsigned> reductionsOf(unsigned p) const { return phaseReductions(k_, r_, p); }
 
   /// A value this kernel stores in f16/bf16 and reads again is rounded where it is made, so
   /// that every reader sees the stored tensor's numbers (as the elementwise kernels do).
@@ -169,12 +164,8 @@ private:
     e_.openScope("if ({}q0 < {})", guard.empty() ? "" : guard + " && ", lit(r_.colsPerCta()));
   }
 
-  unsigned maxReductions() const {
-    unsigned most = 0;
-    for (unsigned p = 1; p <= r_.phases(); ++p)
-      most = std::max(most, static_cast<unsigned>(reductionsOf(p).size()));
-    return most;
-  }
+  bool welford(unsigned j) const { return isWelford(k_, r_, j); }
+  unsigned maxReductions() const { return mostAccumulators(k_, r_); }
 
   /// The byte offset of cached input j's share in the stage.
   unsigned stageOffset(size_t j) const {
@@ -354,17 +345,6 @@ private:
     }
   }
 
-  static const char *combineName(OpKind k) {
-    return k == OpKind::Amax ? "max" : k == OpKind::Amin ? "min" : "sum";
-  }
-  static std::string combine(OpKind k, const std::string &a, const std::string &b) {
-    if (k == OpKind::Amax)
-      return fmt::format("kf_max({}, {})", a, b);
-    if (k == OpKind::Amin)
-      return fmt::format("kf_min({}, {})", a, b);
-    return fmt::format("{} + {}", a, b);
-  }
-
   struct NoVector { void prologue() {} void epilogue() {} };
   /// A forEachElement body of one function of (n, vi), with nothing around the vector.
   template <typename F> struct Each : NoVector {
@@ -373,53 +353,28 @@ private:
   };
   template <typename F> static Each<F> each(F f) { return Each<F>{{}, std::move(f)}; }
 
-  /// The online sum (ReduceSpec::online) that amax `i` carries, or -1.
-  int onlineSumOf(unsigned i) const {
-    for (size_t j = 0; j < r_.online.size(); ++j)
-      if (r_.online[j] == static_cast<int>(i))
-        return static_cast<int>(j);
-    return -1;
-  }
-
-  /// a<i> for each of `reds` from the partials src(q, c) of its position q, c = 0..n-1 (an
-  /// online sum together with its amax), in a fixed order.
-  template <typename Src>
-  void readBack(const std::vector<unsigned> &reds, unsigned n, const char *c, bool unroll, Src src) {
-    auto pos = [&](unsigned i) { return std::find(reds.begin(), reds.end(), i) - reds.begin(); };
-    for (size_t q = 0; q < reds.size(); ++q) {
-      const unsigned i = reds[q];
-      if (r_.online[i] >= 0)
-        continue; // with its amax
-      const int j = onlineSumOf(i);
-      e_.line("a{} = {};", i, src(q, "0u"));
-      if (j >= 0)
-        e_.line("a{} = {};", j, src(pos(j), "0u"));
-      if (unroll)
-        e_.line("#pragma unroll");
-      if (j >= 0)
-        e_.line("for (unsigned {0} = 1; {0} < {1}u; ++{0}) kf_online_add(a{2}, a{3}, {4}, {5});", c, n,
-                i, j, src(q, c), src(pos(j), c));
-      else
-        e_.line("for (unsigned {0} = 1; {0} < {1}u; ++{0}) a{2} = {3};", c, n, i,
-                combine(k_.ops[i].kind, fmt::format("a{}", i), src(q, c)));
-    }
-  }
-
-  /// Each thread's part of the online sums of `reds` against its own part's max: a second
-  /// pass over the row's registers (a part of only -inf adds nothing).
+  /// Each thread's part of the online reductions of `reds`, a second pass over the row's
+  /// registers: a sum of exp(x - m) against the part's own max (a part of only -inf adds
+  /// nothing); a sum of squares about the part's own mean (n<j> its elements).
   void writeOnlineParts(const std::vector<unsigned> &reds) {
     for (unsigned j : reds) {
       if (r_.online[j] < 0)
         continue;
       const unsigned m = static_cast<unsigned>(r_.online[j]);
-      const SpecOp &exp = k_.ops[k_.ops[j].args[0].index];
-      const SpecOp &sub = k_.ops[exp.args[0].index];
-      e_.line("// The thread's part of the online sum a{} against its part's max a{}.", j, m);
+      const SpecOp &top = k_.ops[k_.ops[j].args[0].index]; // exp(d) or d * d
+      const SpecOp &sub = k_.ops[top.args[0].index];
+      std::string part = welford(j) ? fmt::format("u{}", j) : fmt::format("a{}", m);
+      if (welford(j))
+        e_.line("const float {} = n{} > 0.0f ? a{} / n{} : 0.0f;", part, j, m, j);
+      e_.line("// The thread's part of a{} about its part's {} {}.", j, welford(j) ? "mean" : "max", part);
       forEachElement(elementClosure({m}), {m}, each([&](const std::string &, const std::string &) {
-        std::string d = opExpr(sub, {arg(k_.ops[m].args[0]), fmt::format("a{}", m)}, k_.name);
-        e_.line("a{} += {};", j, opExpr(exp, {d}, k_.name));
+        std::string d = opExpr(sub, {arg(k_.ops[m].args[0]), part}, k_.name);
+        if (welford(j))
+          d = "(" + d + ")"; // d * d
+        e_.line("a{} += {};", j, opExpr(top, welford(j) ? std::vector{d, d} : std::vector{d}, k_.name));
       }));
-      e_.line("if (a{} == __int_as_float(0xff800000)) a{} = 0.0f;", m, j);
+      if (!welford(j))
+        e_.line("if (a{} == __int_as_float(0xff800000)) a{} = 0.0f;", m, j);
     }
   }
 
@@ -428,36 +383,37 @@ private:
     for (unsigned i : reds)
       if (r_.online[i] < 0)
         direct.push_back(i);
+    const std::vector<std::string> accs = phaseAccumulators(k_, r_, p);
     e_.line("// Phase {}: {} reduction{} over the row.", p, reds.size(), reds.size() == 1 ? "" : "s");
     for (unsigned i : reds)
       e_.line("float a{} = {};", i, floatLiteral(static_cast<float>(reductionIdentity(k_.ops[i].kind))));
+    for (unsigned j : reds)
+      if (welford(j))
+        e_.line("float n{} = 0.0f;", j);
     std::vector<bool> need = elementClosure(direct);
     forEachElement(need, direct, each([&](const std::string &, const std::string &) {
       for (unsigned i : direct)
-        e_.line("a{} = {};", i, combine(k_.ops[i].kind, fmt::format("a{}", i), arg(k_.ops[i].args[0])));
+        e_.line("a{} = {};", i, combineExpr(k_.ops[i].kind, fmt::format("a{}", i), arg(k_.ops[i].args[0])));
+      for (unsigned j : reds)
+        if (welford(j))
+          e_.line("n{} += 1.0f;", j);
     }));
     writeOnlineParts(reds);
     // Across the row's threads: warp shuffles, then shared memory, in a fixed order.
     const unsigned S = slots(), R = r_.rowsPerBlock();
     if (r_.inner)
-      for (unsigned i : direct) {
-        const unsigned w = std::min(r_.threads, 32u);
-        if (int j = onlineSumOf(i); j >= 0)
-          e_.line("kf_warp_online<{}>(a{}, a{});", w, i, j);
-        else
-          e_.line("a{0} = kf_warp_{1}<{2}>(a{0});", i, combineName(k_.ops[i].kind), w);
-      }
+      emitWarpCombine(e_, k_, r_, reds, std::min(r_.threads, 32u));
     if (S > 1) {
       std::string slot = r_.inner ? "l / 32u" : "l";
       if (r_.inner)
         e_.openScope("if (l % 32u == 0)");
       else
         e_.openScope("");
-      for (size_t q = 0; q < reds.size(); ++q)
-        e_.line("red[({}u * {}u + r) * {}u + {}] = a{};", q, R, S, slot, reds[q]);
+      for (size_t q = 0; q < accs.size(); ++q)
+        e_.line("red[({}u * {}u + r) * {}u + {}] = {};", q, R, S, slot, accs[q]);
       e_.closeScope();
       e_.line("__syncthreads();");
-      readBack(reds, S, "s", false, [&](size_t q, const std::string &c) {
+      emitReadBack(e_, k_, r_, reds, accs, S, "s", false, [&](size_t q, const std::string &c) {
         return c == "0u" ? fmt::format("red[({}u * {}u + r) * {}u]", q, R, S)
                          : fmt::format("red[({}u * {}u + r) * {}u + {}]", q, R, S, c);
       });
@@ -476,18 +432,18 @@ private:
       // Across the cluster: each CTA's partial through distributed shared memory, in rank
       // order, in this turn's slots (see `turn`).
       e_.openScope("if (threadIdx.x == 0)");
-      for (size_t q = 0; q < reds.size(); ++q)
-        e_.line("redc[turn][{}] = a{};", q, reds[q]);
+      for (size_t q = 0; q < accs.size(); ++q)
+        e_.line("redc[turn][{}] = {};", q, accs[q]);
       e_.closeScope();
       e_.line("kf_cluster_sync();");
-      readBack(reds, r_.cluster, "c", true, [&](size_t q, const std::string &c) {
+      emitReadBack(e_, k_, r_, reds, accs, r_.cluster, "c", true, [&](size_t q, const std::string &c) {
         return fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[turn][{}]), {}))", q, c);
       });
       e_.line("turn ^= 1u;");
     }
     // A row of only -inf: every exp(x - m) is NaN, as the two passes would sum.
     for (unsigned j : reds)
-      if (r_.online[j] >= 0)
+      if (r_.online[j] >= 0 && !welford(j))
         e_.line("if (a{} == __int_as_float(0xff800000)) a{} = __int_as_float(0x7fffffff);", r_.online[j], j);
     for (unsigned i : reds) {
       std::string v = k_.ops[i].kind == OpKind::Mean

@@ -51,9 +51,11 @@ static void findOnlineSums(const KernelSpec &k, ReduceSpec &r) {
   auto isOp = [&](const SpecRef &a, OpKind kind) {
     return a.kind == SpecRef::Op && k.ops[a.index].kind == kind;
   };
+  // A value stored in 16 bits is rounded where it is made, for its readers too: a part
+  // computed from it again would not see that rounding.
   std::vector<bool> output(k.ops.size(), false);
   for (const SpecOutput &o : k.outputs)
-    output[o.op] = true;
+    output[o.op] = output[o.op] || o.tensor.type.dtype != DType::F32;
   // x's value at an element from cached inputs, per-row values and literals alone.
   auto fromRegisters = [&](const SpecRef &x) {
     std::vector<SpecRef> stack{x};
@@ -76,18 +78,23 @@ static void findOnlineSums(const KernelSpec &k, ReduceSpec &r) {
     }
     return true;
   };
+  auto same = [](const SpecRef &a, const SpecRef &b) { return a.kind == b.kind && a.index == b.index; };
   for (size_t i = 0; i < k.ops.size(); ++i) {
-    const SpecOp &sum = k.ops[i];
-    if (sum.kind != OpKind::Sum || !isOp(sum.args[0], OpKind::Exp) || output[sum.args[0].index])
+    // sum(exp(x - amax(x))), or sum or mean of (x - mean(x))^2 spelled d * d
+    const SpecOp &red = k.ops[i];
+    const bool softmax = red.kind == OpKind::Sum && isOp(red.args[0], OpKind::Exp);
+    const bool variance = (red.kind == OpKind::Sum || red.kind == OpKind::Mean) &&
+                          isOp(red.args[0], OpKind::Mul) &&
+                          same(k.ops[red.args[0].index].args[0], k.ops[red.args[0].index].args[1]);
+    if ((!softmax && !variance) || output[red.args[0].index])
       continue;
-    const SpecRef &d = k.ops[sum.args[0].index].args[0];
+    const SpecRef &d = k.ops[red.args[0].index].args[0];
     if (!isOp(d, OpKind::Sub) || output[d.index])
       continue;
     const SpecRef &x = k.ops[d.index].args[0], &m = k.ops[d.index].args[1];
-    if (!isOp(m, OpKind::Amax) || output[m.index])
+    if (!isOp(m, softmax ? OpKind::Amax : OpKind::Mean) || output[m.index])
       continue;
-    const SpecRef &mx = k.ops[m.index].args[0];
-    if (mx.kind == x.kind && mx.index == x.index && x.kind != SpecRef::Literal && fromRegisters(x))
+    if (same(k.ops[m.index].args[0], x) && x.kind != SpecRef::Literal && fromRegisters(x))
       r.online[i] = static_cast<int>(m.index);
   }
 }

@@ -54,11 +54,13 @@ struct ReduceSpec {
   /// reduction: one more than its operand's, except an online sum: its amax's).
   std::vector<unsigned> phase;
   /// Per op: for a sum of exp(x - m) over the row where m = amax(x) of the same row (softmax's
-  /// denominator), the index of that amax; -1 otherwise. The sum is then accumulated in the
-  /// amax's phase, each thread's part against its own max, parts rescaled to the larger max
-  /// where they combine (kf_online_add): one combine across the row instead of two. Only
-  /// where x comes from registers alone (the row cached), and neither m, x - m nor the exp
-  /// is an output (a stored 16-bit value would be rounded where the sum does not see it).
+  /// denominator), or a sum or mean of (x - m) * (x - m) where m = mean(x) (a variance), the
+  /// index of that amax or mean; -1 otherwise. Such a reduction is accumulated in its
+  /// partner's phase, each thread's part against its own max or mean, the parts rescaled to
+  /// the larger max (kf_online_add) or combined as Chan's parallel variance (kf_welford_add):
+  /// one combine across the row instead of two. Only where x comes from registers alone (the
+  /// row cached), and no value between them is a 16-bit output (rounded where it is made,
+  /// which a part computed again would not see).
   std::vector<int> online;
 
   unsigned rowsPerBlock() const { return block / threads; }

@@ -310,3 +310,54 @@ TEST_CASE("reduce specs: a row of at most 8 vectors per lane stays in one warp w
   // Longer rows keep about 4 vectors per lane.
   CHECK(spec(f32, 2048, false).threads == 128);
 }
+
+TEST_CASE("reduce specs: a variance about the row's mean is online (Chan's combine), in "
+          "LayerNorm and var_mean",
+          "[reduce][codegen]") {
+  auto one = [](Graph &g) {
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    REQUIRE(specs[0].reduce());
+    return specs[0];
+  };
+  auto partners = [](const KernelSpec &k) {
+    std::vector<std::pair<OpKind, OpKind>> out; // (reduction, its partner)
+    const ReduceSpec &r = *k.reduce();
+    for (size_t i = 0; i < r.online.size(); ++i)
+      if (r.online[i] >= 0)
+        out.push_back({k.ops[i].kind, k.ops[static_cast<size_t>(r.online[i])].kind});
+    return out;
+  };
+  using P = std::vector<std::pair<OpKind, OpKind>>;
+  {
+    Graph g("ln");
+    Value x = g.input("x", f32, {16, 4096});
+    g.output(layer_norm(x, g.input("w", f32, {4096}), g.input("b", f32, {4096}), 1e-5));
+    KernelSpec k = one(g);
+    CHECK(k.reduce()->phases() == 1);
+    CHECK(partners(k) == P{{OpKind::Mean, OpKind::Mean}});
+    std::string src = emitKernelSource(k);
+    CHECK(src.find("kf_warp_welford<32>(n") != std::string::npos);
+    CHECK(src.find("kf_welford_add(n") != std::string::npos);
+    CHECK(std::regex_search(src, std::regex(R"(a[0-9]+ \+= \(e0 - u[0-9]+\) \* \(e0 - u[0-9]+\);)")));
+  }
+  for (DType t : {f32, bf16}) {
+    Graph g("vm");
+    auto [var, mean] = var_mean(g.input("x", t, {16, 4096}), {-1}, 1.0, true);
+    g.output(var);
+    g.output(mean);
+    KernelSpec k = one(g);
+    CHECK(k.reduce()->phases() == 1);
+    CHECK(partners(k) == P{{OpKind::Sum, OpKind::Mean}});
+  }
+  {
+    // (y - mean(x))^2: not a variance of x.
+    Graph g("other");
+    Value x = g.input("x", f32, {16, 4096}), y = g.input("y", f32, {16, 4096});
+    Value d = y - mean(x, {-1}, true);
+    g.output(sum(d * d, {-1}, true));
+    KernelSpec k = one(g);
+    CHECK(partners(k).empty());
+    CHECK(k.reduce()->phases() == 2);
+  }
+}
