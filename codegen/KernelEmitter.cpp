@@ -99,7 +99,6 @@ public:
     c.grid = std::max<uint64_t>(1, std::min(rowBlocks, cap)) * r.cluster; // whole clusters
     c.gridStride = true;
     c.cluster = r.cluster;
-    c.sharedBytes = r.stageBytes;
     return c;
   }
   std::vector<KernelParam> params(const KernelSpec &k) const override {

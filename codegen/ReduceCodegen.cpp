@@ -1,9 +1,8 @@
 #include "codegen/ReduceCodegen.h"
 
-#include "codegen/Emitter.h"
 #include "codegen/ReduceIndex.h"
+#include "codegen/Emitter.h"
 #include "codegen/LineComment.h"
-#include "codegen/ReduceCombine.h"
 #include "codegen/ScalarExpr.h"
 #include "ir/Error.h"
 
@@ -45,18 +44,7 @@ public:
     if (C > 1) {
       e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C, r_.colsPerCta());
       e_.line("const unsigned rank = kf_cluster_rank();");
-      // Two sets of slots, used by turns: a CTA writes one set for phase k + 1 while the
-      // others may still read the other set of phase k, and it can write that set again
-      // (phase k + 2) only after every CTA arrived at phase k + 1's barrier, so after their
-      // reads. One cluster barrier per phase instead of two.
-      e_.line("__shared__ float redc[2][{}];", std::max(1u, maxReductions()));
-      e_.line("unsigned turn = 0;");
-      if (r_.stageBytes) {
-        e_.line("// The CTA's share of the row it takes next, staged by cp.async ({} bytes).",
-                r_.stageBytes);
-        e_.line("extern __shared__ __align__(16) unsigned char rowstage[];");
-        writeStageCopies(fmt::format("({})blockIdx.x / {}", idx_, lit(C)));
-      }
+      e_.line("__shared__ float redc[{}];", std::max(1u, maxReductions()));
       e_.openScope("for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})",
                    idx_, lit(C), lit(r_.rows));
     } else {
@@ -76,8 +64,6 @@ public:
     writeEpilogue();
     writeRowOutputs();
     e_.closeScope();
-    if (C > 1)
-      e_.line("kf_cluster_sync(); // no CTA leaves while another may read its slots");
     e_.closeScope();
   }
 
@@ -106,7 +92,13 @@ private:
   /// across a strided row's lanes: one slot per accumulator, row and slot.
   unsigned slots() const { return r_.inner ? (r_.threads > 32 ? r_.threads / 32 : 0) : r_.threads; }
   unsigned sharedFloats() const { return slots() * r_.rowsPerBlock() * maxReductions(); }
-  std::vector<unsigned> reductionsOf(unsigned p) const { return phaseReductions(k_, r_, p); }
+  std::vector<unsigned> reductionsOf(unsigned p) const {
+    std::vector<unsigned> out;
+    for (unsigned i = 0; i < k_.ops.size(); ++i)
+      if (isReduction(k_.ops[i].kind) && r_.phase[i] == p)
+        out.push_back(i);
+    return out;
+  }
 
   /// A value this kernel stores in f16/bf16 and reads again is rounded where it is made, so
   /// that every reader sees the stored tensor's numbers (as the elementwise kernels do).
@@ -164,35 +156,11 @@ private:
     e_.openScope("if ({}q0 < {})", guard.empty() ? "" : guard + " && ", lit(r_.colsPerCta()));
   }
 
-  bool welford(unsigned j) const { return isWelford(k_, r_, j); }
-  unsigned maxReductions() const { return mostAccumulators(k_, r_); }
-
-  /// The byte offset of cached input j's share in the stage.
-  unsigned stageOffset(size_t j) const {
-    unsigned off = 0;
-    for (size_t i = 0; i < j; ++i)
-      if (cached_[i])
-        off += static_cast<unsigned>(r_.colsPerCta() * int64_t(dtypeSize(k_.inputs[i].type.dtype)));
-    return off;
-  }
-
-  /// cp.async of the CTA's share of row `row` (when it exists) into the stage: each thread
-  /// copies the vectors it reads back itself, so it waits only for its own copies.
-  void writeStageCopies(const std::string &row) {
-    e_.openScope("");
-    e_.line("const {} mc = {};", idx_, row);
-    e_.openScope("if (mc < {})", lit(r_.rows));
-    openStepWithGuard("");
-    for (size_t j = 0; j < k_.inputs.size(); ++j)
-      if (cached_[j])
-        e_.line("kf_cp_async<{}>(kf_saddr(rowstage + {}u + q0 * {}u), in{} + ({}) + n0);",
-                r_.vec * dtypeSize(k_.inputs[j].type.dtype), stageOffset(j),
-                dtypeSize(k_.inputs[j].type.dtype), j, offset(k_.inputs[j], false, "mc"));
-    e_.closeScope();
-    e_.closeScope();
-    e_.closeScope();
-    e_.line("kf_cp_commit();");
-    e_.closeScope();
+  unsigned maxReductions() const {
+    unsigned most = 0;
+    for (unsigned p = 1; p <= r_.phases(); ++p)
+      most = std::max(most, static_cast<unsigned>(reductionsOf(p).size()));
+    return most;
   }
 
   void writeCacheLoads() {
@@ -201,26 +169,37 @@ private:
     for (size_t j = 0; j < k_.inputs.size(); ++j)
       if (cached_[j])
         e_.line("float c{}[{}];", j, r_.steps * r_.vec);
-    if (r_.stageBytes)
-      e_.line("kf_cp_wait_all(); // this thread's copies of the row");
     openStep();
-    if (r_.stageBytes) {
-      for (size_t j = 0; j < k_.inputs.size(); ++j) {
-        if (!cached_[j])
-          continue;
-        const SpecTensor &t = k_.inputs[j];
-        const std::string vt = vecType(r_.vec * dtypeSize(t.type.dtype));
-        e_.line("alignas(16) {} v{}[{}];", storageType(t.type.dtype), j, r_.vec);
-        e_.line("*reinterpret_cast<{} *>(v{}) = *reinterpret_cast<const {} *>(rowstage + {}u + q0 * {}u);",
-                vt, j, vt, stageOffset(j), dtypeSize(t.type.dtype));
-      }
-    } else {
-      writeVectorLoads(all, "n0", true);
-    }
+    writeVectorLoads(all, "n0", true);
     for (size_t j = 0; j < k_.inputs.size(); ++j)
       if (cached_[j])
         e_.line("for (unsigned v = 0; v < {}u; ++v) c{}[s * {}u + v] = {};", r_.vec, j, r_.vec,
                 loadExpr(k_.inputs[j].type.dtype, fmt::format("v{}[v]", j)));
+    e_.closeScope();
+    e_.closeScope();
+    if (r_.cluster > 1)
+      writeNextRowPrefetch();
+  }
+
+  /// A cluster works on one row at a time, and between its loads and its stores come the
+  /// cluster barriers of every phase, with no other row's loads in flight. So the CTA
+  /// prefetches its share of the next row it will take into L2 (one prefetch per 128-byte
+  /// line of each cached input) while this row's phases run: those loads then hit L2.
+  void writeNextRowPrefetch() {
+    e_.line("// The CTA's share of its next row into L2, while this row's phases run.");
+    e_.line("const {0} mn = m + ({0})gridDim.x / {1};", idx_, lit(r_.cluster));
+    e_.openScope("if (mn < {})", lit(r_.rows));
+    openStepWithGuard("");
+    for (size_t j = 0; j < k_.inputs.size(); ++j) {
+      if (access_[j] != Access::Contig || !cached_[j])
+        continue;
+      const SpecTensor &t = k_.inputs[j];
+      unsigned vecBytes = r_.vec * static_cast<unsigned>(dtypeSize(t.type.dtype));
+      unsigned perLine = std::max(1u, 128u / std::max(1u, vecBytes));
+      e_.line("if (l % {}u == 0) kf_prefetch_l2(in{} + ({}) + n0);", perLine, j,
+              offset(t, false, "mn"));
+    }
+    e_.closeScope();
     e_.closeScope();
     e_.closeScope();
   }
@@ -345,106 +324,81 @@ private:
     }
   }
 
-  struct NoVector { void prologue() {} void epilogue() {} };
-  /// A forEachElement body of one function of (n, vi), with nothing around the vector.
-  template <typename F> struct Each : NoVector {
-    F f;
-    void operator()(const std::string &n, const std::string &vi) { f(n, vi); }
-  };
-  template <typename F> static Each<F> each(F f) { return Each<F>{{}, std::move(f)}; }
-
-  /// Each thread's part of the online reductions of `reds`, a second pass over the row's
-  /// registers: a sum of exp(x - m) against the part's own max (a part of only -inf adds
-  /// nothing); a sum of squares about the part's own mean (n<j> its elements).
-  void writeOnlineParts(const std::vector<unsigned> &reds) {
-    for (unsigned j : reds) {
-      if (r_.online[j] < 0)
-        continue;
-      const unsigned m = static_cast<unsigned>(r_.online[j]);
-      const SpecOp &top = k_.ops[k_.ops[j].args[0].index]; // exp(d) or d * d
-      const SpecOp &sub = k_.ops[top.args[0].index];
-      std::string part = welford(j) ? fmt::format("u{}", j) : fmt::format("a{}", m);
-      if (welford(j))
-        e_.line("const float {} = n{} > 0.0f ? a{} / n{} : 0.0f;", part, j, m, j);
-      e_.line("// The thread's part of a{} about its part's {} {}.", j, welford(j) ? "mean" : "max", part);
-      forEachElement(elementClosure({m}), {m}, each([&](const std::string &, const std::string &) {
-        std::string d = opExpr(sub, {arg(k_.ops[m].args[0]), part}, k_.name);
-        if (welford(j))
-          d = "(" + d + ")"; // d * d
-        e_.line("a{} += {};", j, opExpr(top, welford(j) ? std::vector{d, d} : std::vector{d}, k_.name));
-      }));
-      if (!welford(j))
-        e_.line("if (a{} == __int_as_float(0xff800000)) a{} = 0.0f;", m, j);
-    }
+  static const char *combineName(OpKind k) {
+    return k == OpKind::Amax ? "max" : k == OpKind::Amin ? "min" : "sum";
+  }
+  static std::string combine(OpKind k, const std::string &a, const std::string &b) {
+    if (k == OpKind::Amax)
+      return fmt::format("kf_max({}, {})", a, b);
+    if (k == OpKind::Amin)
+      return fmt::format("kf_min({}, {})", a, b);
+    return fmt::format("{} + {}", a, b);
   }
 
+  struct NoVector {
+    void prologue() {}
+    void epilogue() {}
+  };
+
   void writePhase(unsigned p) {
-    std::vector<unsigned> reds = reductionsOf(p), direct;
-    for (unsigned i : reds)
-      if (r_.online[i] < 0)
-        direct.push_back(i);
-    const std::vector<std::string> accs = phaseAccumulators(k_, r_, p);
+    std::vector<unsigned> reds = reductionsOf(p);
     e_.line("// Phase {}: {} reduction{} over the row.", p, reds.size(), reds.size() == 1 ? "" : "s");
     for (unsigned i : reds)
       e_.line("float a{} = {};", i, floatLiteral(static_cast<float>(reductionIdentity(k_.ops[i].kind))));
-    for (unsigned j : reds)
-      if (welford(j))
-        e_.line("float n{} = 0.0f;", j);
-    std::vector<bool> need = elementClosure(direct);
-    forEachElement(need, direct, each([&](const std::string &, const std::string &) {
-      for (unsigned i : direct)
-        e_.line("a{} = {};", i, combineExpr(k_.ops[i].kind, fmt::format("a{}", i), arg(k_.ops[i].args[0])));
-      for (unsigned j : reds)
-        if (welford(j))
-          e_.line("n{} += 1.0f;", j);
-    }));
-    writeOnlineParts(reds);
+    std::vector<bool> need = elementClosure(reds);
+    struct Body : NoVector {
+      ReduceWriter *w;
+      std::vector<unsigned> reds;
+      void operator()(const std::string &, const std::string &) {
+        for (unsigned i : reds)
+          w->e_.line("a{} = {};", i, combine(w->k_.ops[i].kind, fmt::format("a{}", i), w->arg(w->k_.ops[i].args[0])));
+      }
+    } body;
+    body.w = this;
+    body.reds = reds;
+    forEachElement(need, reds, body);
     // Across the row's threads: warp shuffles, then shared memory, in a fixed order.
     const unsigned S = slots(), R = r_.rowsPerBlock();
     if (r_.inner)
-      emitWarpCombine(e_, k_, r_, reds, std::min(r_.threads, 32u));
+      for (unsigned i : reds)
+        e_.line("a{0} = kf_warp_{1}<{2}>(a{0});", i, combineName(k_.ops[i].kind),
+                std::min(r_.threads, 32u));
     if (S > 1) {
       std::string slot = r_.inner ? "l / 32u" : "l";
       if (r_.inner)
         e_.openScope("if (l % 32u == 0)");
       else
         e_.openScope("");
-      for (size_t q = 0; q < accs.size(); ++q)
-        e_.line("red[({}u * {}u + r) * {}u + {}] = {};", q, R, S, slot, accs[q]);
+      for (size_t q = 0; q < reds.size(); ++q)
+        e_.line("red[({}u * {}u + r) * {}u + {}] = a{};", q, R, S, slot, reds[q]);
       e_.closeScope();
       e_.line("__syncthreads();");
-      emitReadBack(e_, k_, r_, reds, accs, S, "s", false, [&](size_t q, const std::string &c) {
-        return c == "0u" ? fmt::format("red[({}u * {}u + r) * {}u]", q, R, S)
-                         : fmt::format("red[({}u * {}u + r) * {}u + {}]", q, R, S, c);
-      });
-      // The cluster's barrier below also keeps red until every thread has read it.
-      if (r_.cluster == 1)
-        e_.line("__syncthreads();");
-    }
-    if (p == 1 && r_.stageBytes) {
-      // Every thread has read its share of this row from the stage (phase 1 consumed it, and
-      // the barrier above orders those reads first): the next row's copies may overwrite it,
-      // and stay in flight across the cluster's barriers, the later phases and the stores.
-      e_.line("// The next row's share into the stage.");
-      writeStageCopies(fmt::format("m + ({})gridDim.x / {}", idx_, lit(r_.cluster)));
+      for (size_t q = 0; q < reds.size(); ++q) {
+        unsigned i = reds[q];
+        e_.line("a{} = red[({}u * {}u + r) * {}u];", i, q, R, S);
+        e_.line("for (unsigned s = 1; s < {}u; ++s) a{} = {};", S, i,
+                combine(k_.ops[i].kind, fmt::format("a{}", i),
+                        fmt::format("red[({}u * {}u + r) * {}u + s]", q, R, S)));
+      }
+      e_.line("__syncthreads();");
     }
     if (r_.cluster > 1) {
       // Across the cluster: each CTA's partial through distributed shared memory, in rank
-      // order, in this turn's slots (see `turn`).
+      // order; the second barrier keeps redc until every CTA has read it.
       e_.openScope("if (threadIdx.x == 0)");
-      for (size_t q = 0; q < accs.size(); ++q)
-        e_.line("redc[turn][{}] = {};", q, accs[q]);
+      for (size_t q = 0; q < reds.size(); ++q)
+        e_.line("redc[{}] = a{};", q, reds[q]);
       e_.closeScope();
       e_.line("kf_cluster_sync();");
-      emitReadBack(e_, k_, r_, reds, accs, r_.cluster, "c", true, [&](size_t q, const std::string &c) {
-        return fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[turn][{}]), {}))", q, c);
-      });
-      e_.line("turn ^= 1u;");
+      for (size_t q = 0; q < reds.size(); ++q) {
+        unsigned i = reds[q];
+        e_.line("a{} = kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), 0u));", i, q);
+        e_.line("for (unsigned c = 1; c < {}u; ++c) a{} = {};", r_.cluster, i,
+                combine(k_.ops[i].kind, fmt::format("a{}", i),
+                        fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), c))", q)));
+      }
+      e_.line("kf_cluster_sync();");
     }
-    // A row of only -inf: every exp(x - m) is NaN, as the two passes would sum.
-    for (unsigned j : reds)
-      if (r_.online[j] >= 0 && !welford(j))
-        e_.line("if (a{} == __int_as_float(0xff800000)) a{} = __int_as_float(0x7fffffff);", r_.online[j], j);
     for (unsigned i : reds) {
       std::string v = k_.ops[i].kind == OpKind::Mean
                           ? fmt::format("a{} / {}", i, floatLiteral(static_cast<float>(r_.cols)))

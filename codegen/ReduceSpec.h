@@ -39,11 +39,6 @@ struct ReduceSpec {
   /// row in registers and combining partials through distributed shared memory: rows too
   /// long for one CTA's registers are still read from memory once.
   unsigned cluster = 1;
-  /// inner, cluster > 1: the bytes of dynamic shared memory that stage the CTA's share of its
-  /// next row (every cached input, as stored). The copies (cp.async) are issued while this
-  /// row's cluster barriers and stores run and are waited for when the next row starts, so
-  /// the loads stay in flight across the barriers (0: no staging, vectors under 4 bytes).
-  unsigned stageBytes = 0;
   /// The CTAs per SM the kernel's registers must leave room for (`__launch_bounds__`'s
   /// second argument; 1: no constraint beyond the block size).
   unsigned blocksPerSm = 1;
@@ -51,17 +46,8 @@ struct ReduceSpec {
   /// shape) rather than per element.
   std::vector<bool> rowOp;
   /// Per op: the phase after which its value is known (0: from the inputs alone; a
-  /// reduction: one more than its operand's, except an online sum: its amax's).
+  /// reduction: one more than its operand's).
   std::vector<unsigned> phase;
-  /// Per op: for a sum of exp(x - m) over the row where m = amax(x) of the same row (softmax's
-  /// denominator), or a sum or mean of (x - m) * (x - m) where m = mean(x) (a variance), the
-  /// index of that amax or mean; -1 otherwise. Such a reduction is accumulated in its
-  /// partner's phase, each thread's part against its own max or mean, the parts rescaled to
-  /// the larger max (kf_online_add) or combined as Chan's parallel variance (kf_welford_add):
-  /// one combine across the row instead of two. Only where x comes from registers alone (the
-  /// row cached), and no value between them is a 16-bit output (rounded where it is made,
-  /// which a part computed again would not see).
-  std::vector<int> online;
 
   unsigned rowsPerBlock() const { return block / threads; }
   /// The elements of a row one CTA takes.

@@ -91,13 +91,6 @@ Executable::Executable(Driver &d, const compiler::CompiledModule &m)
                 "raising a GEMM kernel's shared memory limit (cuFuncSetAttribute)");
         raised[owner] = smem;
       }
-      // A grid-stride kernel with a shared-memory stage (long rows) fits several CTAs per
-      // SM only where the SM gives most of its L1 to shared memory: ask for that carveout
-      // (a hint the driver otherwise picks per launch, maybe for one CTA).
-      if (k.launch.gridStride && k.launch.sharedBytes > 0)
-        d.check(d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                                     CU_SHAREDMEM_CARVEOUT_MAX_SHARED),
-                "preferring shared memory over L1 (cuFuncSetAttribute)");
       functions_.push_back(f);
       // A grid-stride kernel takes one wave: the blocks that fit at once, each looping over
       // an equal share (a second, partial wave would run its share at a fraction of the

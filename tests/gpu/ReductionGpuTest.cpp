@@ -126,35 +126,6 @@ TEST_CASE("reductions: grid-stride kernels launch one wave, what the device hold
   }
 }
 
-// Rows of 131072 run on clusters whose CTAs stage their share of the next row in shared
-// memory (cp.async) while this row's barriers run, and exchange partials through two slot
-// sets by turns. 96 rows are several per cluster, so the stage is refilled and the slots
-// change turns many times; an f32 add + RMSNorm stages two inputs (128 KB per CTA).
-TEST_CASE("reductions: long rows staged through shared memory, several rows per cluster",
-          "[gpu][reduce]") {
-  int checked = 0;
-  for (const Case &c : kCases)
-    for (DType t : {DType::F32, DType::BF16}) {
-      Graph g(c.name);
-      c.build(g, t, 96, scaled(131072, 16384));
-      runtime::Program p(g);
-      REQUIRE(p.module().kernels.size() == 1);
-      const codegen::ReduceSpec *r = p.module().kernels[0].spec.reduce();
-      REQUIRE(r);
-      codegen::LaunchConfig run = p.executable().launchConfig(0);
-      INFO(c.name << " " << dtypeName(t) << ": cluster " << r->cluster << ", stage "
-                  << r->stageBytes << " bytes, launched " << run.grid << " x " << run.block);
-      if (r->cluster > 1) {
-        CHECK(r->stageBytes > 0);
-        CHECK(run.grid / run.cluster < 96); // several rows per cluster
-      }
-      CHECK(runAndCheck(g, 51 + checked, false) == "");
-      CHECK(runAndCheck(g, 71 + checked, true) == "");
-      ++checked;
-    }
-  CHECK(checked == 10);
-}
-
 TEST_CASE("reductions: every op over columns, several axes, keepdims or not, broadcast back",
           "[gpu][reduce]") {
   int checked = 0;
