@@ -2,8 +2,9 @@
 """A minimal lit: runs the `# RUN:` lines of one test file through bash.
 
 Substitutions: %s (the test file), %S (its folder), %t (a scratch path unique to the
-test), %src (the source tree), %python (this Python, which has numpy), kfuse / FileCheck /
-not (the built tools). A RUN line
+test), %src (the source tree), %python (this Python, which has numpy), %scale_timeout (the
+seconds a scale edge case may take: 60, or 240 under ASan, which runs it about 4x slower),
+kfuse / FileCheck / not (the built tools). A RUN line
 ending in a backslash continues on the next RUN line. Exit 0 only if every line passes.
 """
 import argparse, os, re, subprocess, sys
@@ -40,7 +41,8 @@ env = dict(os.environ)
 env["PATH"] = a.bin + os.pathsep + env.get("PATH", "")
 edge = rel.startswith("edges_")
 for cmd in lines:
-    cmd = (cmd.replace("%src", a.source).replace("%python", sys.executable).replace("%s", a.test)
+    cmd = (cmd.replace("%scale_timeout", "240" if env.get("ASAN_OPTIONS") else "60")
+              .replace("%src", a.source).replace("%python", sys.executable).replace("%s", a.test)
               .replace("%S", os.path.dirname(a.test)).replace("%t", tmp))
     cmd = re.sub(r"(?<![\w/-])FileCheck(?![\w/-])", a.filecheck, cmd)
     cmd = re.sub(r"(?<![\w/-])not(?![\w/-])", a.not_, cmd)
