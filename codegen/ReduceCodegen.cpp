@@ -1,8 +1,8 @@
 #include "codegen/ReduceCodegen.h"
 
-#include "codegen/ReduceIndex.h"
 #include "codegen/Emitter.h"
 #include "codegen/LineComment.h"
+#include "codegen/ReduceIndex.h"
 #include "codegen/ScalarExpr.h"
 #include "ir/Error.h"
 
