@@ -60,16 +60,15 @@ static FusionDecision joinReduce(const RegionSummary &red, const RegionSummary &
           "{} holds an op of shape {} recomputed for its broadcast, which a reduction kernel "
           "over {} does not compute",
           who, shapeToString(sh), shapeToString(red.shape)));
-  // The joining op must be able to read the reductions it reads: sum(x, axes=[1]) of [4, 4]
-  // read by an op of [4, 4] broadcasts along columns, not rows.
-  if (consumer)
-    for (const Operand &o : consumer->operands())
-      if (o.node && isReduction(o.node->kind()) &&
-          !canRead(valueLevel(red, consumer), valueLevel(red, o.node)))
-        return FusionDecision::forbid(fmt::format(
-            "{} reads {} {} broadcast over {}, not over the rows the kernel reduces",
-            who, nodeLabel(o.node), shapeToString(o.node->shape()), shapeToString(consumer->shape())));
   return FusionDecision::allow();
+}
+
+FusionDecision canReadReduction(const RegionSummary &red, const Node *reader, const Node *reduction) {
+  if (canRead(valueLevel(red, reader), valueLevel(red, reduction)))
+    return FusionDecision::allow();
+  return FusionDecision::forbid(fmt::format(
+      "{} reads {} {} broadcast over {}, not over the rows the kernel reduces", nodeLabel(reader),
+      nodeLabel(reduction), shapeToString(reduction->shape()), shapeToString(reader->shape())));
 }
 
 FusionDecision siblingMatmuls(const Node *a, const Node *b) {

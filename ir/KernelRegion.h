@@ -74,6 +74,13 @@ RegionValue valueLevel(const RegionSummary &r, const Node *n);
 /// `value`.
 bool canRead(RegionValue reader, RegionValue value);
 
+/// Whether `reader`, an op of Reduce region `red`, may read the reduction `reduction` inside
+/// the kernel: the reduced value must broadcast back over the rows the kernel reduces
+/// (sum(x, axes=[1]) of [4, 4], read by an op of [4, 4] or [4], broadcasts along columns).
+/// Fusion asks it of every edge between two kernels it joins; classifyRegion (the verifier)
+/// applies the same canRead to every edge inside one.
+FusionDecision canReadReduction(const RegionSummary &red, const Node *reader, const Node *reduction);
+
 /// Whether matmuls `a` and `b` can be computed by one kernel as two products of the same
 /// tile: they read the same A (one node, the same trans_a), B operands of one type and
 /// trans_b, and give results of one type. Only the kind rule: whether the target's GEMM
@@ -81,8 +88,8 @@ bool canRead(RegionValue reader, RegionValue value);
 FusionDecision siblingMatmuls(const Node *a, const Node *b);
 
 /// Whether the kernels `a` and `b` may become one, by the kind rules alone (fusion adds its
-/// own: no cycle, epilogue operands read from memory). `consumer` names the node that
-/// would join, for the reason.
+/// own: no cycle, epilogue operands read from memory, and canReadReduction on the edges
+/// between the two). `consumer` names the node that would join, for the reason.
 FusionDecision canJoin(const RegionSummary &a, const RegionSummary &b, const Node *consumer);
 /// The region of `a` and `b` together (canJoin allowed it).
 RegionSummary join(const RegionSummary &a, const RegionSummary &b);

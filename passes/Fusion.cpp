@@ -185,6 +185,12 @@ private:
     deps_[b].shrink_to_fit();
     compactDeps(a);
     region_[a] = join(region_[a], region_[b]);
+    std::vector<ReductionRead> &reads = reductionReads_[a];
+    reads.insert(reads.end(), reductionReads_[b].begin(), reductionReads_[b].end());
+    reductionReads_[b] = {};
+    llvm::erase_if(reads, [&](const ReductionRead &e) {
+      return find(pos_.at(e.second)) == a; // inside the kernel now: canMerge checked it
+    });
     minPos_[a] = std::min(minPos_[a], minPos_[b]);
     maxPos_[a] = std::max(maxPos_[a], maxPos_[b]);
     return a;
@@ -244,6 +250,17 @@ private:
   FusionDecision canMerge(int a, int b, const Node *consumer = nullptr) {
     if (FusionDecision kind = canJoin(region_[a], region_[b], consumer); !kind)
       return kind;
+    // A Reduce kernel's ops read its reductions only where they broadcast over its rows:
+    // every edge between the two groups, not only the joining consumer's, since a group
+    // holds ops (a recomputed producer, an earlier consumer) whose own joins were refused.
+    if (region_[a].kind == RegionKind::Reduce || region_[b].kind == RegionKind::Reduce) {
+      const RegionSummary &red = region_[a].kind == RegionKind::Reduce ? region_[a] : region_[b];
+      for (auto [from, to] : {std::pair(a, b), std::pair(b, a)})
+        for (const ReductionRead &e : reductionReads_[from])
+          if (find(pos_.at(e.second)) == to)
+            if (FusionDecision d = canReadReduction(red, e.first, e.second); !d)
+              return d;
+    }
     // Two matmuls whose results meet (canJoin: siblings reading the same A) become one
     // kernel only where the target's GEMM kernel computes both products per tile.
     if (isGemm(a) && isGemm(b)) {
@@ -291,8 +308,13 @@ private:
         region_[i].smaller.push_back(nodes[i]->shape());
     }
     budget_.init(nodes, pos_, [&](const Node *x) { return outputs_.count(x) > 0; });
+    reductionReads_.assign(n, {});
     for (auto &[c, r] : root_)
       unite(pos_.at(c), pos_.at(r));
+    for (size_t i = 0; i < n; ++i)
+      for (const Operand &o : nodes[i]->operands())
+        if (o.node && isReduction(o.node->kind()) && find(pos_.at(o.node)) != find(static_cast<int>(i)))
+          reductionReads_[find(static_cast<int>(i))].push_back({nodes[i], o.node});
     // Every group's dependencies known before any merge: a recomputed producer is already
     // one group with its consumer, and a merge into that group must see the consumer's
     // other producers (later in program order), or it can close a cycle between kernels.
@@ -505,6 +527,9 @@ private:
   unsigned stamp_ = 0;
   std::vector<int> minPos_, maxPos_;
   std::vector<RegionSummary> region_; // per group root: its kind and iteration shape
+  /// A member of a group reading a reduction in another group (reader, reduction).
+  using ReductionRead = std::pair<const Node *, const Node *>;
+  std::vector<std::vector<ReductionRead>> reductionReads_; // per group root, compacted on unite
   RegionBudget budget_;               // per group root: its ops and parameters, capped
 };
 
