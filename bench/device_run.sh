@@ -27,6 +27,12 @@
 #   bench/device_run.sh epilogue  issue 17: a bare GEMM against the same GEMM with a 20-op
 #                               epilogue and with two extra [M, N] tensors read, at three
 #                               sizes (bench/epilogue/run.py); epilogue.md in $OUT
+#   bench/device_run.sh reduce-ab  a reduction codegen change in one call: the GPU cases
+#                               tagged [reduce] (REDUCE_SUITE_TIMEOUT, default 200 s), then
+#                               bench/reductions/ab.sh of KFUSE_A (the baseline binary) against
+#                               build/bin/kfuse on AB_SHAPES (default the four large shapes,
+#                               long rows first), every case, both dtypes, until AB_TIMEOUT
+#                               (default 330 s); ab-SHAPE.txt per shape in $OUT
 #   bench/device_run.sh python  issue 21: the Python package's tests on torch CUDA tensors and
 #                               transformers' LlamaMLP, and bench/python/run.py (kfuse vs
 #                               eager vs Inductor, host cost per call); python.md in $OUT
@@ -119,9 +125,27 @@ case "${1:-}" in
     rc=$?
     cat "$out/epilogue.log"
     exit $rc ;;
+  reduce-ab)
+    rc=0
+    tmp=$(mktemp -d)
+    SPEC='[reduce]' timeout -k 10 "${REDUCE_SUITE_TIMEOUT:-200}" tools/gpu_suite.sh "$bin" "$tmp" \
+      >"$out/reduce-suite.txt" 2>&1 || rc=1
+    tar -czf "$out/reduce-suite.tar.gz" -C "$tmp" .
+    tail -n 3 "$out/reduce-suite.txt"; grep -h '^FAIL' "$out/reduce-suite.txt"
+    [ -x "${KFUSE_A:-}" ] || { echo "reduce-ab: KFUSE_A is not an executable" >&2; exit 2; }
+    deadline=$(( $(date +%s) + ${AB_TIMEOUT:-330} ))
+    for shape in ${AB_SHAPES:-4096x131072 65536x1024 16384x8192 4096x4096}; do
+      left=$(( deadline - $(date +%s) ))
+      [ $left -gt 5 ] || { echo "reduce-ab: no time left for $shape"; break; }
+      kf=$(mktemp -d)
+      python3 bench/reductions/cases.py --shapes "$shape" --out "$kf" >/dev/null || rc=1
+      timeout -k 5 $left bench/reductions/ab.sh "$KFUSE_A" "$bin/kfuse" "$kf" >"$out/ab-$shape.txt" 2>&1 || rc=1
+      cat "$out/ab-$shape.txt"
+    done
+    exit $rc ;;
   python)
     # issue 21: the Python package and torch.compile(backend="kfuse") (python/tests/device_check.sh)
     OUT=$out bash python/tests/device_check.sh
     exit $? ;;
-  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|epilogue|python" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|reduce-ab|epilogue|python" >&2; exit 2 ;;
 esac
