@@ -82,7 +82,12 @@ std::string opExpr(const SpecOp &op, const std::vector<std::string> &a,
   case OpKind::Abs:
     return fmt::format("fabsf({})", a[0]);
   case OpKind::Exp:
-    return fmt::format("expf({})", a[0]);
+    // An f16/bf16 exp takes the fast exp (ex2.approx of x * log2(e): 2 instructions instead
+    // of about 10, which made softmax over 16-bit rows issue-bound): its error, (2 + 1.16|x|)
+    // ulp of f32, at most 2e-5 relative where the result is finite, stays far below the
+    // 16-bit result's own rounding (2^-9 for bf16, 2^-11 for f16), which the error bound
+    // (ir/ErrorBound.h) already grants the op. f32 keeps expf (2 ulp).
+    return (dtypeSize(op.dtype) == 2 ? "__expf(" : "expf(") + a[0] + ")";
   case OpKind::Log:
     return fmt::format("logf({})", a[0]);
   case OpKind::Sqrt:

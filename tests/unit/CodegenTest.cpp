@@ -143,6 +143,20 @@ TEST_CASE("NaN-aware max/min/relu and literal spelling", "[codegen]") {
   CHECK(src.find("(a != a || b != b) ? kf_nan()") != std::string::npos);
 }
 
+TEST_CASE("an f16/bf16 exp is the fast __expf, an f32 exp stays expf", "[codegen]") {
+  for (DType dt : {f16, bf16, f32}) {
+    Graph g("exps");
+    Value x = g.input("x", dt, {7});
+    g.output(exp(x));
+    std::string src = emitProgram(buildKernelSpecs(g));
+    bool fast = src.find("__expf(t0)") != std::string::npos;
+    bool exact = src.find(" expf(t0)") != std::string::npos;
+    INFO(dtypeName(dt));
+    CHECK(fast == (dt != f32));
+    CHECK(exact == (dt == f32));
+  }
+}
+
 TEST_CASE("pow by a small integer literal is multiplies; any other exponent is powf", "[codegen]") {
   Graph g("pows");
   Value x = g.input("x", f32, {7});
