@@ -1,6 +1,7 @@
 #include "analysis/Differential.h"
 
 #include "ir/Error.h"
+#include "ir/ErrorBound.h"
 #include "ir/Interpreter.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
@@ -45,7 +46,7 @@ static bool sameBits(double a, double b) {
 }
 
 std::string compareOutputs(llvm::ArrayRef<Tensor> want, llvm::ArrayRef<Tensor> got, Agreement how,
-                           DType loosest, double *maxError) {
+                           DType loosest, double *maxError, llvm::ArrayRef<Tensor> errorScale) {
   if (want.size() != got.size())
     return fmt::format("{} outputs where {} were expected", got.size(), want.size());
   double tol = roundingTolerance(loosest);
@@ -59,10 +60,13 @@ std::string compareOutputs(llvm::ArrayRef<Tensor> want, llvm::ArrayRef<Tensor> g
         continue;
       bool ok = false;
       if (how == Agreement::Rounding && std::isfinite(a) && std::isfinite(b)) {
-        double err = std::fabs(a - b) / std::max({1.0, std::fabs(a), std::fabs(b)});
+        double scale = std::max({1.0, std::fabs(a), std::fabs(b)});
+        double err = std::fabs(a - b) / scale;
         if (maxError)
           *maxError = std::max(*maxError, err);
         ok = err <= tol;
+        if (!ok && i < errorScale.size() && j < errorScale[i].data.size())
+          ok = std::fabs(a - b) <= tol * scale + kErrorMargin * errorScale[i].data[j];
       }
       if (!ok)
         return fmt::format("output {} ({}) element {}: {} where it was {} ({})", i,
@@ -83,19 +87,27 @@ PipelineCheck checkPipeline(const Graph &g, llvm::ArrayRef<Tensor> inputs,
     verify(*cur);
     std::vector<Tensor> original = interpret(*cur, inputs);
     std::vector<Tensor> before = original;
+    // The error scale of a graph's outputs (ir/ErrorBound.h), for the Rounding comparisons.
+    auto errorScale = [&](const Graph &h) { return interpret(*errorGraph(h), inputs); };
+    std::vector<Tensor> originalScale;
     Agreement overall = Agreement::Bitwise;
     for (const std::string &name : passes) {
       r.failedPass = name;
+      Agreement how = passAgreement(name);
+      std::vector<Tensor> scale;
+      if (how == Agreement::Rounding) {
+        scale = errorScale(*cur);
+        if (overall == Agreement::Bitwise)
+          originalScale = errorScale(g);
+        overall = Agreement::Rounding;
+      }
       PassManagerOptions o;
       o.verifyEach = true;
       PassManager pm(o);
       pm.addPass(name);
       pm.run(*cur);
       std::vector<Tensor> after = interpret(*cur, inputs);
-      Agreement how = passAgreement(name);
-      if (how == Agreement::Rounding)
-        overall = Agreement::Rounding;
-      std::string m = compareOutputs(before, after, how, loosest, &r.maxRoundingError);
+      std::string m = compareOutputs(before, after, how, loosest, &r.maxRoundingError, scale);
       if (!m.empty()) {
         r.failure = fmt::format("after pass '{}': {}", name, m);
         return r;
@@ -105,7 +117,8 @@ PipelineCheck checkPipeline(const Graph &g, llvm::ArrayRef<Tensor> inputs,
       before = std::move(after);
     }
     r.failedPass = "";
-    std::string m = compareOutputs(original, before, overall, loosest, &r.maxRoundingError);
+    std::string m =
+        compareOutputs(original, before, overall, loosest, &r.maxRoundingError, originalScale);
     if (!m.empty())
       r.failure = fmt::format("after the whole pipeline: {}", m);
   } catch (const Error &e) {

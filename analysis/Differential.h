@@ -7,10 +7,14 @@
 ///   every output element has the same float64 bits, sign of zero included; the one
 ///   exception is NaN, which equals any NaN (payloads are not part of kfuse's semantics).
 /// - Rounding (simplify: folding (x*a)*b into x*(a*b) rounds a*b to f32 once instead of
-///   rounding nothing, and x*1, x+(-0), x-0, x/1 are exact): NaN exactly where the other is
-///   NaN, infinities equal, and otherwise |a - b| <= tol * max(1, |a|, |b|) with tol =
+///   rounding nothing, x*1, x+(-0), x-0, x/1 are exact, and a cast to its operand's own dtype
+///   goes with the rounding it did): NaN exactly where the other is NaN, infinities equal,
+///   and otherwise |a - b| <= tol * max(1, |a|, |b|) + kErrorMargin * E, with tol =
 ///   roundingTolerance(loosest dtype in the graph), because a one-ulp change in a 16-bit
-///   intermediate reaches every output after it.
+///   intermediate reaches every output after it, and E the error scale of the graph before
+///   the pass (ir/ErrorBound.h: each op's rounding, grown by the ops after it), because a
+///   change of one rounding is amplified where the ops after it cancel (rsqrt(cast(x + 1) -
+///   1) near x = 0), as the GPU checks allow it.
 ///
 /// Used by the unit tests (tests/unit/PipelineInterpretTest.cpp) and by `kfuse check`.
 #include "ir/Graph.h"
@@ -36,8 +40,10 @@ DType loosestDType(const Graph &g);
 /// "" when `got` agrees with `want` (same count, types and elements under `how`), else a
 /// description naming the output, the element and both values. `maxError`, when given, is
 /// raised to the largest |a - b| / max(1, |a|, |b|) seen among finite element pairs.
+/// `errorScale`, when given (Rounding only), is E for each element of `want`'s outputs.
 std::string compareOutputs(llvm::ArrayRef<Tensor> want, llvm::ArrayRef<Tensor> got, Agreement how,
-                           DType loosest, double *maxError = nullptr);
+                           DType loosest, double *maxError = nullptr,
+                           llvm::ArrayRef<Tensor> errorScale = {});
 
 struct PipelineCheck {
   std::string failure;         ///< "" when every pass kept its promise
