@@ -30,9 +30,10 @@
 #   bench/device_run.sh reduce-ab  a reduction codegen change in one call: the GPU cases
 #                               tagged [reduce] (REDUCE_SUITE_TIMEOUT, default 200 s), then
 #                               bench/reductions/ab.sh of KFUSE_A (the baseline binary) against
-#                               build/bin/kfuse on AB_SHAPES (default the four large shapes,
-#                               long rows first), every case, both dtypes, until AB_TIMEOUT
-#                               (default 330 s); ab-SHAPE.txt per shape in $OUT
+#                               build/bin/kfuse (and the variants KFUSE_MORE, comma-separated)
+#                               on AB_SHAPES (default the four large shapes, long rows first),
+#                               every case, both dtypes, until AB_TIMEOUT (default 330 s);
+#                               ab-SHAPE.txt per shape in $OUT
 #   bench/device_run.sh python  issue 21: the Python package's tests on torch CUDA tensors and
 #                               transformers' LlamaMLP, and bench/python/run.py (kfuse vs
 #                               eager vs Inductor, host cost per call); python.md in $OUT
@@ -139,7 +140,7 @@ case "${1:-}" in
       [ $left -gt 5 ] || { echo "reduce-ab: no time left for $shape"; break; }
       kf=$(mktemp -d)
       python3 bench/reductions/cases.py --shapes "$shape" --out "$kf" >/dev/null || rc=1
-      timeout -k 5 $left bench/reductions/ab.sh "$KFUSE_A" "$bin/kfuse" "$kf" >"$out/ab-$shape.txt" 2>&1 || rc=1
+      timeout -k 5 $left bench/reductions/ab.sh "$KFUSE_A" "$bin/kfuse${KFUSE_MORE:+,$KFUSE_MORE}" "$kf" >"$out/ab-$shape.txt" 2>&1 || rc=1
       cat "$out/ab-$shape.txt"
     done
     exit $rc ;;
