@@ -97,8 +97,8 @@ PipelineCheck checkPipeline(const Graph &g, llvm::ArrayRef<Tensor> inputs,
       std::vector<Tensor> scale;
       if (how == Agreement::Rounding) {
         scale = errorScale(*cur);
-        if (overall == Agreement::Bitwise)
-          originalScale = errorScale(g);
+        if (overall == Agreement::Bitwise) // before any pass changed it, cur is g
+          originalScale = &name == &passes.front() ? scale : errorScale(g);
         overall = Agreement::Rounding;
       }
       PassManagerOptions o;

@@ -311,17 +311,21 @@ private:
     reductionReads_.assign(n, {});
     for (auto &[c, r] : root_)
       unite(pos_.at(c), pos_.at(r));
-    for (size_t i = 0; i < n; ++i)
-      for (const Operand &o : nodes[i]->operands())
-        if (o.node && isReduction(o.node->kind()) && find(pos_.at(o.node)) != find(static_cast<int>(i)))
-          reductionReads_[find(static_cast<int>(i))].push_back({nodes[i], o.node});
     // Every group's dependencies known before any merge: a recomputed producer is already
     // one group with its consumer, and a merge into that group must see the consumer's
     // other producers (later in program order), or it can close a cycle between kernels.
-    for (size_t i = 0; i < n; ++i)
-      for (const Operand &o : nodes[i]->operands())
-        if (o.node && !o.node->isInput())
-          deps_[find(static_cast<int>(i))].push_back(pos_.at(o.node));
+    // Likewise the reductions its members read in other groups (canMerge checks them).
+    for (size_t i = 0; i < n; ++i) {
+      int g = find(static_cast<int>(i));
+      for (const Operand &o : nodes[i]->operands()) {
+        if (!o.node || o.node->isInput())
+          continue;
+        int p = pos_.at(o.node);
+        deps_[g].push_back(p);
+        if (isReduction(o.node->kind()) && find(p) != g)
+          reductionReads_[g].push_back({nodes[i], o.node});
+      }
+    }
 
     for (size_t i = 0; i < n; ++i) {
       Node *c = nodes[i];

@@ -31,16 +31,12 @@ log=${LOG:-/dev/null}
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 n=${#bs[@]}
+names=(B)
+[ $n -gt 1 ] && for ((i = 0; i < n; i++)); do names[i]=B$((i + 1)); done
 head="$(printf '%-34s %9s' case A1_us)"
-for ((i = 1; i <= n; i++)); do
-  name=B; [ $n -gt 1 ] && name=B$i
-  head+="$(printf ' %9s %9s' "${name}a_us" "${name}b_us")"
-done
+for name in "${names[@]}"; do head+="$(printf ' %9s %9s' "${name}a_us" "${name}b_us")"; done
 head+="$(printf ' %9s' A2_us)"
-for ((i = 1; i <= n; i++)); do
-  name=B; [ $n -gt 1 ] && name=B$i
-  head+="$(printf ' %6s' "$name/A")"
-done
+for name in "${names[@]}"; do head+="$(printf ' %6s' "$name/A")"; done
 echo "$head"
 for f in "$dir"/$glob; do
   c=$(basename "$f" .kf)
