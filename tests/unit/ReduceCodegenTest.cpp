@@ -3,6 +3,7 @@
 // NVRTC (the GPU suite checks the numbers: tests/gpu/ReductionGpuTest.cpp).
 #include "codegen/CudaCodegen.h"
 #include "codegen/KernelSpec.h"
+#include "compiler/Compile.h"
 #include "compiler/Nvrtc.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -183,4 +184,28 @@ TEST_CASE("reduce specs: rows too long for one CTA take clusters that leave room
   REQUIRE(specs.size() == 1);
   CHECK(specs[0].reduce()->blocksPerSm == 1);
   CHECK(specs[0].reduce()->cluster == 8);
+}
+
+TEST_CASE("reduce codegen: a 16-bit row is cached as stored, so residual + RMSNorm in bf16 "
+          "leaves room for four blocks of 256 threads per SM",
+          "[reduce][codegen][nvrtc]") {
+  Graph g("add_rms");
+  auto h = g.input("x", bf16, {16384, 8192}) + g.input("r", bf16, {16384, 8192});
+  g.output(h);
+  g.output(rms_norm(h, g.input("w", bf16, {8192})));
+  compiler::CompiledModule m = compiler::compile(g);
+  REQUIRE(m.kernels.size() == 1);
+  const compiler::CompiledKernel &k = m.kernels[0];
+  INFO(k.source);
+  REQUIRE(k.spec.reduce());
+  REQUIRE(k.spec.reduce()->cache);
+  REQUIRE(k.launch.block == 256);
+  // x and r (64 values per thread) in 32 registers each as bf16 pairs, not 64 as floats:
+  // converted where each phase reads them.
+  CHECK(k.source.find("unsigned short c0[") != std::string::npos);
+  CHECK(k.source.find("float c0[") == std::string::npos);
+  CHECK(k.source.find("kf_bf2f(c0[") != std::string::npos);
+  // As f32 values, the cache took 99 registers: two blocks per SM.
+  REQUIRE(k.ptxas.registers > 0);
+  CHECK(k.ptxas.registers <= 64);
 }
