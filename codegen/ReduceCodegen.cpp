@@ -42,14 +42,17 @@ public:
     else
       e_.line("const unsigned r = threadIdx.x % {}u, l = threadIdx.x / {}u;", R, R);
     if (C > 1) {
-      e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C, r_.colsPerCta());
+      e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C,
+              r_.colsPerCta());
       e_.line("const unsigned rank = kf_cluster_rank();");
       e_.line("__shared__ float redc[{}];", std::max(1u, maxReductions()));
-      e_.openScope("for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})",
-                   idx_, lit(C), lit(r_.rows));
+      e_.openScope(
+          "for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})", idx_,
+          lit(C), lit(r_.rows));
     } else {
-      e_.openScope("for ({0} base = ({0})blockIdx.x * {1}; base < {2}; base += ({0})gridDim.x * {1})",
-                   idx_, lit(R), lit(r_.rows));
+      e_.openScope(
+          "for ({0} base = ({0})blockIdx.x * {1}; base < {2}; base += ({0})gridDim.x * {1})", idx_,
+          lit(R), lit(r_.rows));
     }
     e_.line("const {} m = base + r;", idx_);
     e_.line("const bool live = m < {};", lit(r_.rows));
@@ -69,6 +72,11 @@ public:
 
 private:
   enum class Access { Row, Contig, Gather };
+
+  /// Input j is cached as stored (16-bit values two to a register; ReduceSpec::packed).
+  bool packed(size_t j) const {
+    return cached_[j] && r_.packed && dtypeSize(k_.inputs[j].type.dtype) == 2;
+  }
 
   std::string lit(int64_t v) const { return fmt::format("{}{}", v, suffix_); }
 
@@ -164,21 +172,27 @@ private:
   }
 
   void writeCacheLoads() {
-    // As stored: 16-bit elements take half the registers of f32 (a conversion per use).
-    e_.line("// The row's contiguous inputs, in registers (as stored) for every phase.");
+    e_.line("// The row's contiguous inputs, in registers for every phase{}.",
+            r_.packed ? " (16-bit ones as stored)" : "");
     std::vector<bool> all(k_.inputs.size(), true);
     for (size_t j = 0; j < k_.inputs.size(); ++j)
       if (cached_[j])
-        e_.line("alignas(16) {} c{}[{}];", storageType(k_.inputs[j].type.dtype), j,
-                r_.steps * r_.vec);
+        e_.line("{}{} c{}[{}];", packed(j) ? "alignas(16) " : "",
+                packed(j) ? storageType(k_.inputs[j].type.dtype) : "float", j, r_.steps * r_.vec);
     openStep();
     writeVectorLoads(all, "n0", true);
-    for (size_t j = 0; j < k_.inputs.size(); ++j)
-      if (cached_[j]) {
+    for (size_t j = 0; j < k_.inputs.size(); ++j) {
+      if (!cached_[j])
+        continue;
+      if (packed(j)) {
         const char *vt = vecType(r_.vec * dtypeSize(k_.inputs[j].type.dtype));
         e_.line("*reinterpret_cast<{} *>(c{} + s * {}u) = *reinterpret_cast<const {} *>(v{});", vt,
                 j, r_.vec, vt, j);
+      } else {
+        e_.line("for (unsigned v = 0; v < {}u; ++v) c{}[s * {}u + v] = {};", r_.vec, j, r_.vec,
+                loadExpr(k_.inputs[j].type.dtype, fmt::format("v{}[v]", j)));
       }
+    }
     e_.closeScope();
     e_.closeScope();
     if (r_.cluster > 1)
@@ -282,7 +296,8 @@ private:
   /// A loop over the thread's elements of the row; the body computes the element values
   /// `need` from e<j> (each input's value at the element) and then runs `body`.
   template <typename Body>
-  void forEachElement(const std::vector<bool> &need, const std::vector<unsigned> &roots, Body body) {
+  void forEachElement(const std::vector<bool> &need, const std::vector<unsigned> &roots,
+                      Body body) {
     std::vector<bool> used(k_.inputs.size(), false);
     for (size_t i = 0; i < k_.ops.size(); ++i)
       if (need[i] || std::find(roots.begin(), roots.end(), i) != roots.end())
@@ -294,11 +309,12 @@ private:
         if (!used[j] || access_[j] == Access::Row)
           continue;
         const SpecTensor &t = k_.inputs[j];
-        std::string v = access_[j] == Access::Gather
-                            ? loadExpr(t.type.dtype, fmt::format("in{}[o{} + {}]", j, j,
-                                                                 offset(t, true, n)))
-                        : cached_[j] ? loadExpr(t.type.dtype, fmt::format("c{}[{}]", j, ci))
-                                   : loadExpr(t.type.dtype, fmt::format("v{}[{}]", j, vi));
+        std::string v =
+            access_[j] == Access::Gather
+                ? loadExpr(t.type.dtype, fmt::format("in{}[o{} + {}]", j, j, offset(t, true, n)))
+            : cached_[j] ? (packed(j) ? loadExpr(t.type.dtype, fmt::format("c{}[{}]", j, ci))
+                                      : fmt::format("c{}[{}]", j, ci))
+                         : loadExpr(t.type.dtype, fmt::format("v{}[{}]", j, vi));
         e_.line("const float e{} = {};{}", j, v, lineComment(t.name));
       }
       for (unsigned i = 0; i < k_.ops.size(); ++i)
@@ -346,16 +362,20 @@ private:
 
   void writePhase(unsigned p) {
     std::vector<unsigned> reds = reductionsOf(p);
-    e_.line("// Phase {}: {} reduction{} over the row.", p, reds.size(), reds.size() == 1 ? "" : "s");
+    e_.line("// Phase {}: {} reduction{} over the row.", p, reds.size(),
+            reds.size() == 1 ? "" : "s");
     for (unsigned i : reds)
-      e_.line("float a{} = {};", i, floatLiteral(static_cast<float>(reductionIdentity(k_.ops[i].kind))));
+      e_.line("float a{} = {};", i,
+              floatLiteral(static_cast<float>(reductionIdentity(k_.ops[i].kind))));
     std::vector<bool> need = elementClosure(reds);
     struct Body : NoVector {
       ReduceWriter *w;
       std::vector<unsigned> reds;
       void operator()(const std::string &, const std::string &) {
         for (unsigned i : reds)
-          w->e_.line("a{} = {};", i, combine(w->k_.ops[i].kind, fmt::format("a{}", i), w->arg(w->k_.ops[i].args[0])));
+          w->e_.line(
+              "a{} = {};", i,
+              combine(w->k_.ops[i].kind, fmt::format("a{}", i), w->arg(w->k_.ops[i].args[0])));
       }
     } body;
     body.w = this;
@@ -397,9 +417,10 @@ private:
       for (size_t q = 0; q < reds.size(); ++q) {
         unsigned i = reds[q];
         e_.line("a{} = kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), 0u));", i, q);
-        e_.line("for (unsigned c = 1; c < {}u; ++c) a{} = {};", r_.cluster, i,
-                combine(k_.ops[i].kind, fmt::format("a{}", i),
-                        fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), c))", q)));
+        e_.line(
+            "for (unsigned c = 1; c < {}u; ++c) a{} = {};", r_.cluster, i,
+            combine(k_.ops[i].kind, fmt::format("a{}", i),
+                    fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), c))", q)));
       }
       e_.line("kf_cluster_sync();");
     }
@@ -438,8 +459,8 @@ private:
       void prologue() {
         for (size_t j = 0; j < w->k_.outputs.size(); ++j)
           if (!w->r_.rowOp[w->k_.outputs[j].op])
-            w->e_.line("alignas(16) {} s{}[{}];", storageType(w->k_.outputs[j].tensor.type.dtype), j,
-                       w->r_.vec);
+            w->e_.line("alignas(16) {} s{}[{}];", storageType(w->k_.outputs[j].tensor.type.dtype),
+                       j, w->r_.vec);
       }
       void operator()(const std::string &n, const std::string &vi) {
         for (size_t j = 0; j < w->k_.outputs.size(); ++j) {
@@ -460,8 +481,9 @@ private:
           if (w->r_.rowOp[o.op])
             continue;
           size_t bytes = w->r_.vec * dtypeSize(o.tensor.type.dtype);
-          w->e_.line("*reinterpret_cast<{} *>(out{} + ({}) + n0) = *reinterpret_cast<const {} *>(s{});",
-                     vecType(bytes), j, w->offset(o.tensor, false, "m"), vecType(bytes), j);
+          w->e_.line(
+              "*reinterpret_cast<{} *>(out{} + ({}) + n0) = *reinterpret_cast<const {} *>(s{});",
+              vecType(bytes), j, w->offset(o.tensor, false, "m"), vecType(bytes), j);
         }
       }
     } body{this};

@@ -75,11 +75,12 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
   }
   // Vectors: 16 bytes of the widest contiguous tensor, where every row starts aligned.
   size_t widest = 0;
-  unsigned contiguousInputs = 0;
+  unsigned contiguousInputs = 0, cached16 = 0;
   for (const SpecTensor &t : k.inputs)
     if (contiguousRow(t, S, r.mask)) {
       widest = std::max(widest, dtypeSize(t.type.dtype));
       contiguousInputs += t.full; // the cached ones: a weight shared by every row is not
+      cached16 += t.full && dtypeSize(t.type.dtype) == 2;
     }
   for (const SpecOutput &o : k.outputs)
     if (contiguousRow(o.tensor, S, r.mask))
@@ -99,6 +100,13 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
     return contiguousInputs > 0 && uint64_t(steps) * r.vec * contiguousInputs <= most;
   };
   r.cache = r.steps > 0 && fits(r.steps, r.block);
+  // Packed only where the f32 cache holds more than 32 values per thread (residual +
+  // RMSNorm's two rows: 99 registers as f32, two blocks of 256 per SM; 64 packed, four):
+  // measured on the H100 (bench/results/reductions.md, run 9), packing a cache of 32
+  // values made softmax, log-softmax and LayerNorm over rows of 8192 3-11% slower (the
+  // extra conversions in each phase, and more blocks per SM than they gain from).
+  uint64_t f32Values = uint64_t(r.steps) * r.vec * contiguousInputs;
+  r.packed = r.cache && f32Values > 32 && cached16 > 0;
   // A row too long for one CTA's registers: split over a cluster of 2 to 8 CTAs of 512
   // threads, each holding its share, where the shares are whole vectors. The smallest
   // cluster whose shares leave room for two CTAs per SM (32 cached values: one CTA's loads

@@ -35,6 +35,9 @@ struct ReduceSpec {
   /// inner: the row's contiguous inputs over the whole shape stay in registers (a weight
   /// shared by every row, like RMSNorm's, is read again from the caches instead)
   bool cache = false;
+  /// with `cache`: 16-bit inputs stay as stored in the registers, two to a register, and
+  /// are converted where each phase reads them (fewer registers, more instructions)
+  bool packed = false;
   /// inner: CTAs per row, one thread-block cluster (sm_90), each holding 1/cluster of the
   /// row in registers and combining partials through distributed shared memory: rows too
   /// long for one CTA's registers are still read from memory once.

@@ -209,3 +209,33 @@ TEST_CASE("reduce codegen: a 16-bit row is cached as stored, so residual + RMSNo
   REQUIRE(k.ptxas.registers > 0);
   CHECK(k.ptxas.registers <= 64);
 }
+
+TEST_CASE("reduce specs: a cache of at most 32 values per thread stays f32 (packing it was "
+          "slower); more is packed only where an input is 16-bit",
+          "[reduce][codegen]") {
+  auto spec = [](DType dt, int64_t rows, int64_t cols, bool residual) {
+    Graph g("n");
+    auto x = g.input("x", dt, {rows, cols});
+    if (residual)
+      x = x + g.input("r", dt, {rows, cols});
+    g.output(rms_norm(x, g.input("w", dt, {cols})));
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    REQUIRE(specs[0].reduce());
+    return *specs[0].reduce();
+  };
+  ReduceSpec one = spec(bf16, 16384, 8192, false); // 4 steps of 8: 32 values
+  CHECK(one.cache);
+  CHECK(uint64_t(one.steps) * one.vec == 32);
+  CHECK_FALSE(one.packed);
+  ReduceSpec two = spec(bf16, 16384, 8192, true); // x and r: 64 values
+  CHECK(two.cache);
+  CHECK(two.packed);
+  ReduceSpec f = spec(f32, 4096, 4096, true); // f32: nothing to pack
+  CHECK(f.cache);
+  CHECK_FALSE(f.packed);
+  Graph g("sm");
+  g.output(softmax(g.input("x", bf16, {16384, 8192})));
+  std::string src = emitKernelSource(fusedSpecs(g)[0]);
+  CHECK(src.find("float c0[32]") != std::string::npos);
+}
