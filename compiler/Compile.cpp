@@ -3,7 +3,7 @@
 #include "compiler/Dump.h"
 #include "compiler/KernelCache.h"
 #include "compiler/Nvrtc.h"
-#include "compiler/ParallelFor.h"
+#include "ir/ParallelFor.h"
 #include "compiler/SameCode.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"

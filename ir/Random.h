@@ -11,7 +11,10 @@
 
 namespace kfuse {
 
-Tensor randomTensor(const TensorType &t, uint64_t seed, uint64_t stream = 0);
+/// Filled on `threads` threads (0: every core for 2^18 elements or more, else one); the
+/// values do not depend on it.
+Tensor randomTensor(const TensorType &t, uint64_t seed, uint64_t stream = 0,
+                    unsigned threads = 0);
 /// One tensor per graph input in declaration order; input i uses stream i.
 std::vector<Tensor> randomInputs(const Graph &g, uint64_t seed);
 

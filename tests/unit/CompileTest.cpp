@@ -5,7 +5,7 @@
 #include "compiler/Dump.h"
 #include "compiler/KernelCache.h"
 #include "codegen/KernelEmitter.h"
-#include "compiler/ParallelFor.h"
+#include "ir/ParallelFor.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "ir/KernelRegion.h"

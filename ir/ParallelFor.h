@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace kfuse::compiler {
+namespace kfuse {
 
 template <typename Body> void parallelFor(size_t n, unsigned threads, Body body) {
   std::atomic<size_t> next{0};
@@ -41,4 +41,4 @@ template <typename Body> void parallelFor(size_t n, unsigned threads, Body body)
     std::rethrow_exception(first);
 }
 
-} // namespace kfuse::compiler
+} // namespace kfuse
