@@ -24,6 +24,13 @@ std::vector<KernelSpec> fusedSpecs(Graph &g) {
   verify(g);
   return buildKernelSpecs(g);
 }
+
+/// h = x + r, returned beside rms_norm(h, w): residual + RMSNorm as models spell it.
+void addRmsNorm(Graph &g, DType dt, int64_t rows, int64_t cols) {
+  auto h = g.input("x", dt, {rows, cols}) + g.input("r", dt, {rows, cols});
+  g.output(h);
+  g.output(rms_norm(h, g.input("w", dt, {cols})));
+}
 } // namespace
 
 TEST_CASE("reduce specs: softmax is one kernel of two phases over cached contiguous rows",
@@ -51,9 +58,7 @@ TEST_CASE("reduce specs: residual + RMSNorm is one kernel with two outputs; a co
           "strided",
           "[reduce][codegen]") {
   Graph g("add_rms");
-  auto h = g.input("x", bf16, {8, 8192}) + g.input("r", bf16, {8, 8192});
-  g.output(h);
-  g.output(rms_norm(h, g.input("w", bf16, {8192})));
+  addRmsNorm(g, bf16, 8, 8192);
   std::vector<KernelSpec> specs = fusedSpecs(g);
   REQUIRE(specs.size() == 1);
   REQUIRE(specs[0].reduce());
@@ -190,9 +195,7 @@ TEST_CASE("reduce codegen: a 16-bit row is cached as stored, so residual + RMSNo
           "leaves room for four blocks of 256 threads per SM",
           "[reduce][codegen][nvrtc]") {
   Graph g("add_rms");
-  auto h = g.input("x", bf16, {16384, 8192}) + g.input("r", bf16, {16384, 8192});
-  g.output(h);
-  g.output(rms_norm(h, g.input("w", bf16, {8192})));
+  addRmsNorm(g, bf16, 16384, 8192);
   compiler::CompiledModule m = compiler::compile(g);
   REQUIRE(m.kernels.size() == 1);
   const compiler::CompiledKernel &k = m.kernels[0];
@@ -215,10 +218,10 @@ TEST_CASE("reduce specs: a cache of at most 32 values per thread stays f32 (pack
           "[reduce][codegen]") {
   auto spec = [](DType dt, int64_t rows, int64_t cols, bool residual) {
     Graph g("n");
-    auto x = g.input("x", dt, {rows, cols});
     if (residual)
-      x = x + g.input("r", dt, {rows, cols});
-    g.output(rms_norm(x, g.input("w", dt, {cols})));
+      addRmsNorm(g, dt, rows, cols);
+    else
+      g.output(rms_norm(g.input("x", dt, {rows, cols}), g.input("w", dt, {cols})));
     std::vector<KernelSpec> specs = fusedSpecs(g);
     REQUIRE(specs.size() == 1);
     REQUIRE(specs[0].reduce());
