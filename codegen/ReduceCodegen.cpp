@@ -73,10 +73,9 @@ public:
 private:
   enum class Access { Row, Contig, Gather };
 
-  /// Input j is cached as stored (16-bit values two to a register; ReduceSpec::packed).
-  bool packed(size_t j) const {
-    return cached_[j] && r_.packed && dtypeSize(k_.inputs[j].type.dtype) == 2;
-  }
+  /// Input j is cached as stored (16-bit values two to a register; ReduceSpec::packed): in
+  /// a packed kernel every cached input, an f32 one copied by whole vectors.
+  bool packed(size_t j) const { return cached_[j] && r_.packed; }
 
   std::string lit(int64_t v) const { return fmt::format("{}{}", v, suffix_); }
 
