@@ -76,6 +76,8 @@ private:
   /// Input j is cached as stored (16-bit values two to a register; ReduceSpec::packed): in
   /// a packed kernel every cached input, an f32 one copied by whole vectors.
   bool packed(size_t j) const { return cached_[j] && r_.packed; }
+  /// The type cached input j is held as in its registers: as stored, or f32.
+  DType cacheDType(size_t j) const { return packed(j) ? k_.inputs[j].type.dtype : DType::F32; }
 
   std::string lit(int64_t v) const { return fmt::format("{}{}", v, suffix_); }
 
@@ -176,8 +178,8 @@ private:
     std::vector<bool> all(k_.inputs.size(), true);
     for (size_t j = 0; j < k_.inputs.size(); ++j)
       if (cached_[j])
-        e_.line("{}{} c{}[{}];", packed(j) ? "alignas(16) " : "",
-                packed(j) ? storageType(k_.inputs[j].type.dtype) : "float", j, r_.steps * r_.vec);
+        e_.line("{}{} c{}[{}];", packed(j) ? "alignas(16) " : "", storageType(cacheDType(j)), j,
+                r_.steps * r_.vec);
     openStep();
     writeVectorLoads(all, "n0", true);
     for (size_t j = 0; j < k_.inputs.size(); ++j) {
@@ -311,8 +313,7 @@ private:
         std::string v =
             access_[j] == Access::Gather
                 ? loadExpr(t.type.dtype, fmt::format("in{}[o{} + {}]", j, j, offset(t, true, n)))
-            : cached_[j] ? (packed(j) ? loadExpr(t.type.dtype, fmt::format("c{}[{}]", j, ci))
-                                      : fmt::format("c{}[{}]", j, ci))
+            : cached_[j] ? loadExpr(cacheDType(j), fmt::format("c{}[{}]", j, ci))
                          : loadExpr(t.type.dtype, fmt::format("v{}[{}]", j, vi));
         e_.line("const float e{} = {};{}", j, v, lineComment(t.name));
       }

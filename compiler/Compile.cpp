@@ -3,9 +3,9 @@
 #include "compiler/Dump.h"
 #include "compiler/KernelCache.h"
 #include "compiler/Nvrtc.h"
-#include "ir/ParallelFor.h"
 #include "compiler/SameCode.h"
 #include "ir/Error.h"
+#include "ir/ParallelFor.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 

@@ -46,10 +46,12 @@ void fillAccepted(std::vector<double> &out, const Draws &draw, unsigned threads)
   if (threads == 0)
     threads = n >= 4 * kBlock ? std::max(1u, std::thread::hardware_concurrency()) : 1;
   uint64_t firstDraw = 0, filled = 0;
-  if (threads == 1) // one pass: counting first would only double the work
+  if (threads == 1) { // one pass: counting first would only double the work
     for (uint64_t j = 0; filled < n; ++j)
       if (std::optional<double> v = draw(j))
         out[filled++] = *v;
+    return;
+  }
   while (filled < n) {
     // As many draws as elements left: with the skipped draws, a last round fills the few
     // elements they leave.
