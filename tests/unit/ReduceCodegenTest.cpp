@@ -242,3 +242,18 @@ TEST_CASE("reduce specs: a cache of at most 32 values per thread stays f32 (pack
   std::string src = emitKernelSource(fusedSpecs(g)[0]);
   CHECK(src.find("float c0[32]") != std::string::npos);
 }
+
+TEST_CASE("reduce codegen: an uncached long row is unrolled by 4, not whole (NVRTC took "
+          "6.6 s and a 491 KB cubin for softmax over rows of 2^20)",
+          "[reduce][codegen][nvrtc]") {
+  Graph g("long");
+  g.output(softmax(g.input("x", bf16, {8, 1 << 20})));
+  compiler::CompiledModule m = compiler::compile(g);
+  REQUIRE(m.kernels.size() == 1);
+  const compiler::CompiledKernel &k = m.kernels[0];
+  REQUIRE(k.spec.reduce());
+  CHECK_FALSE(k.spec.reduce()->cache); // too long for a cluster's registers
+  CHECK(k.spec.reduce()->steps > 8);
+  CHECK(k.source.find("#pragma unroll 4") != std::string::npos);
+  CHECK(k.cubin.size() < 100000);
+}
