@@ -95,10 +95,13 @@ public:
     c.block = r.block;
     uint64_t rowBlocks = (uint64_t(r.rows) + r.rowsPerBlock() - 1) / r.rowsPerBlock();
     // maxBlocks counts blocks of the default 256 threads: as many threads in flight.
-    uint64_t cap = std::max<uint64_t>(1, maxBlocks * 256 / r.block / r.cluster);
-    c.grid = std::max<uint64_t>(1, std::min(rowBlocks, cap)) * r.cluster; // whole clusters
+    // A split row's CTAs are all resident at once by its plan: two per SM.
+    uint64_t cap = r.split > 1 ? rowBlocks
+                               : std::max<uint64_t>(1, maxBlocks * 256 / r.block / r.cluster);
+    c.grid = std::max<uint64_t>(1, std::min(rowBlocks, cap)) * r.ctasPerRow(); // whole groups
     c.gridStride = true;
     c.cluster = r.cluster;
+    c.syncGroup = r.split;
     return c;
   }
   std::vector<KernelParam> params(const KernelSpec &k) const override {
@@ -114,6 +117,12 @@ public:
         bool perRow = p.output && r.rowOp[k.outputs[p.index].op];
         p.aligned16 = contig && !perRow;
       }
+    if (r.split > 1) {
+      KernelParam ws;
+      ws.kind = KernelParam::Workspace;
+      ws.workspaceBytes = r.workspaceBytes();
+      out.push_back(ws);
+    }
     return out;
   }
   double flops(const KernelSpec &k) const override {

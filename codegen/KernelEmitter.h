@@ -16,15 +16,18 @@ namespace kfuse::codegen {
 
 class Emitter;
 
-/// One kernel parameter: a tensor's device pointer, or a TMA tensor map (CUtensorMap, by
-/// value) over a tensor, built by the runtime from the pointer and `map`.
+/// One kernel parameter: a tensor's device pointer, a TMA tensor map (CUtensorMap, by
+/// value) over a tensor, built by the runtime from the pointer and `map`, or the pointer to
+/// the kernel's own workspace: `workspaceBytes` of global memory the runtime allocates and
+/// zeroes once, and that keeps its contents between launches.
 struct KernelParam {
-  enum Kind : uint8_t { Pointer, TensorMap } kind = Pointer;
+  enum Kind : uint8_t { Pointer, TensorMap, Workspace } kind = Pointer;
   bool output = false; ///< the tensor is outputs[index], else inputs[index]
   unsigned index = 0;
   const TmaOperand *map = nullptr; ///< TensorMap: the box and swizzle (in the spec)
   /// The pointer must be 16-byte aligned (read with 16-byte copies and loads).
   bool aligned16 = false;
+  uint64_t workspaceBytes = 0; ///< Workspace: its size
 };
 
 class KernelEmitter {

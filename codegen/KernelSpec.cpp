@@ -282,7 +282,7 @@ KernelSpec buildSpec(const Graph &g, const Grouping &gr, unsigned gi, unsigned i
     for (const Node *n : grp.nodes)
       rowOp.push_back(valueLevel(region, n) == RegionValue::Row ||
                       valueLevel(region, n) == RegionValue::RowOnly);
-    k.kind = makeReduceSpec(k, region.mask, std::move(rowOp), target.sm >= 90);
+    k.kind = makeReduceSpec(k, region.mask, std::move(rowOp), target.sm >= 90, target.smCount);
   }
   requireBf16Arch(k, target);
   return k;

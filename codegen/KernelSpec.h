@@ -64,6 +64,14 @@ struct LaunchConfig {
   /// and a last, partial wave leaves most SMs idle or at part of their occupancy.
   bool gridStride = false;
   unsigned cluster = 1; ///< CTAs per thread-block cluster (the grid is a multiple of it)
+  /// CTAs that wait on each other through global memory (a split reduction's CTAs of one
+  /// row): the grid is a multiple of it, and a kernel with more than 1 is launched
+  /// cooperatively, so that every CTA is resident at once (else a waiting CTA could hold the
+  /// SM that the CTA it waits for needs).
+  unsigned syncGroup = 1;
+  bool cooperative() const { return syncGroup > 1; }
+  /// The grid is a multiple of this: whole clusters and whole sync groups.
+  unsigned gridMultiple() const { return cluster > syncGroup ? cluster : syncGroup; }
 };
 
 /// An elementwise kernel: every op over the iteration shape, one element per step.

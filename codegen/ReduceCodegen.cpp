@@ -29,10 +29,11 @@ public:
   void write() {
     const unsigned T = r_.threads, R = r_.rowsPerBlock();
     const unsigned C = r_.cluster;
-    e_.openScope("extern \"C\" __global__ void __launch_bounds__({}{}){} {}({})", r_.block,
+    const unsigned G = r_.split;
+    e_.openScope("extern \"C\" __global__ void __launch_bounds__({}{}){} {}({}{})", r_.block,
                  r_.blocksPerSm > 1 ? fmt::format(", {}", r_.blocksPerSm) : std::string(),
                  C > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", C) : std::string(), k_.mangled,
-                 kernelPointerParams(k_));
+                 kernelPointerParams(k_), G > 1 ? ", void *__restrict__ ws" : "");
     e_.line("// Rows of {} elements ({} rows), {} threads per row, {} rows per block{}.", r_.cols,
             r_.rows, T, R, r_.inner ? fmt::format(", {}-element vectors", r_.vec) : ", strided");
     if (unsigned n = sharedFloats())
@@ -41,14 +42,18 @@ public:
       e_.line("const unsigned l = threadIdx.x % {}u, r = threadIdx.x / {}u;", T, T);
     else
       e_.line("const unsigned r = threadIdx.x % {}u, l = threadIdx.x / {}u;", R, R);
-    if (C > 1) {
-      e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C,
-              r_.colsPerCta());
-      e_.line("const unsigned rank = kf_cluster_rank();");
-      e_.line("__shared__ float redc[{}];", std::max(1u, maxReductions()));
+    if (C > 1 || G > 1) {
+      if (C > 1) {
+        e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C,
+                r_.colsPerCta());
+        e_.line("const unsigned rank = kf_cluster_rank();");
+      } else {
+        writeSplitSetup();
+      }
+      e_.line("__shared__ float redc[{}];", std::max(1u, r_.phaseReductions));
       e_.openScope(
           "for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})", idx_,
-          lit(C), lit(r_.rows));
+          lit(r_.ctasPerRow()), lit(r_.rows));
     } else {
       e_.openScope(
           "for ({0} base = ({0})blockIdx.x * {1}; base < {2}; base += ({0})gridDim.x * {1})", idx_,
@@ -102,7 +107,7 @@ private:
   /// Shared memory for the combine across warps (inner, more than 32 threads per row) or
   /// across a strided row's lanes: one slot per accumulator, row and slot.
   unsigned slots() const { return r_.inner ? (r_.threads > 32 ? r_.threads / 32 : 0) : r_.threads; }
-  unsigned sharedFloats() const { return slots() * r_.rowsPerBlock() * maxReductions(); }
+  unsigned sharedFloats() const { return slots() * r_.rowsPerBlock() * r_.phaseReductions; }
   std::vector<unsigned> reductionsOf(unsigned p) const {
     std::vector<unsigned> out;
     for (unsigned i = 0; i < k_.ops.size(); ++i)
@@ -167,19 +172,16 @@ private:
       e_.line("#pragma unroll 4");
     e_.openScope("for (unsigned s = 0; s < {}u; ++s)", r_.steps);
     e_.line("const {0} q0 = (({0})s * {1} + l) * {2};", idx_, lit(r_.threads), lit(r_.vec));
-    if (r_.cluster > 1)
+    if (r_.ctasPerRow() > 1)
       e_.line("const {0} n0 = ({0})rank * {1} + q0;", idx_, lit(r_.colsPerCta()));
     else
       e_.line("const {} n0 = q0;", idx_);
-    e_.openScope("if ({}q0 < {})", guard.empty() ? "" : guard + " && ", lit(r_.colsPerCta()));
+    // A split row's last share may be shorter than the others.
+    bool ragged = r_.colsPerCta() * r_.ctasPerRow() != r_.cols;
+    e_.openScope("if ({}q0 < {}{})", guard.empty() ? "" : guard + " && ", lit(r_.colsPerCta()),
+                 ragged ? fmt::format(" && n0 < {}", lit(r_.cols)) : std::string());
   }
 
-  unsigned maxReductions() const {
-    unsigned most = 0;
-    for (unsigned p = 1; p <= r_.phases(); ++p)
-      most = std::max(most, static_cast<unsigned>(reductionsOf(p).size()));
-    return most;
-  }
 
   void writeCacheLoads() {
     e_.line("// The row's contiguous inputs, in registers for every phase{}.",
@@ -433,6 +435,8 @@ private:
       }
       e_.line("kf_cluster_sync();");
     }
+    if (r_.split > 1)
+      writeSplitCombine(reds);
     for (unsigned i : reds) {
       std::string v = k_.ops[i].kind == OpKind::Mean
                           ? fmt::format("a{} / {}", i, floatLiteral(static_cast<float>(r_.cols)))
@@ -442,6 +446,52 @@ private:
       e_.line("const float t{} = {};{}", i, v, lineComment(k_.ops[i].text));
       writeReciprocal(SpecRef{SpecRef::Op, i});
     }
+  }
+
+  /// A split row (ReduceSpec::split): the CTA's rank among its row's CTAs, its group's
+  /// arrival counter and the partials' buffers in the workspace `ws`.
+  void writeSplitSetup() {
+    const unsigned G = r_.split;
+    e_.line("// {} CTAs per row across the grid, each taking {} of its elements{}; their", G,
+            r_.colsPerCta(), r_.cache ? " in registers" : "");
+    e_.line("// partials meet in the workspace (a counter per group of CTAs, then two buffers).");
+    e_.line("const unsigned rank = blockIdx.x % {}u;", G);
+    e_.line("unsigned long long *const ctr = static_cast<unsigned long long *>(ws) + blockIdx.x / "
+            "{}u;",
+            G);
+    e_.line("float *const part = reinterpret_cast<float *>(static_cast<unsigned long long *>(ws) + "
+            "{}) + (blockIdx.x - rank) * {}u;",
+            r_.workspaceCounters(), std::max(1u, r_.phaseReductions));
+    e_.line("unsigned buf = 0; // the partials' buffer of this phase (0 or 1)");
+  }
+
+  /// Across a split row's CTAs: each CTA's partial into the workspace, the group's barrier,
+  /// then every partial combined in rank order (lanes of warp 0 strided over the ranks, then
+  /// a butterfly: a fixed order), the result shared through redc.
+  void writeSplitCombine(const std::vector<unsigned> &reds) {
+    const unsigned G = r_.split, P = std::max(1u, r_.phaseReductions);
+    const std::string buffer = fmt::format("part + buf * {}ull", r_.workspacePartials());
+    e_.openScope("if (threadIdx.x == 0)");
+    for (size_t q = 0; q < reds.size(); ++q)
+      e_.line("({})[rank * {}u + {}] = a{};", buffer, P, q, reds[q]);
+    e_.closeScope();
+    e_.line("kf_group_sync(ctr, {}u);", G);
+    e_.openScope("if (threadIdx.x < 32)");
+    for (size_t q = 0; q < reds.size(); ++q) {
+      unsigned i = reds[q];
+      OpKind kind = k_.ops[i].kind;
+      e_.line("float g{} = {};", q, floatLiteral(static_cast<float>(reductionIdentity(kind))));
+      e_.line("for (unsigned c = threadIdx.x; c < {}u; c += 32u) g{} = {};", G, q,
+              combine(kind, fmt::format("g{}", q),
+                      fmt::format("kf_ld_partial({} + c * {}u + {})", buffer, P, q)));
+      e_.line("g{0} = kf_warp_{1}<32>(g{0});", q, combineName(kind));
+      e_.line("if (threadIdx.x == 0) redc[{}] = g{};", q, q);
+    }
+    e_.closeScope();
+    e_.line("__syncthreads();");
+    for (size_t q = 0; q < reds.size(); ++q)
+      e_.line("a{} = redc[{}];", reds[q], q);
+    e_.line("buf ^= 1u;");
   }
 
   /// The per-row ops (not reductions) known after phase p.
@@ -505,7 +555,7 @@ private:
       any |= r_.rowOp[o.op];
     if (!any)
       return;
-    e_.openScope("if (live && l == 0{})", r_.cluster > 1 ? " && rank == 0" : "");
+    e_.openScope("if (live && l == 0{})", r_.ctasPerRow() > 1 ? " && rank == 0" : "");
     for (size_t j = 0; j < k_.outputs.size(); ++j) {
       const SpecOutput &o = k_.outputs[j];
       if (r_.rowOp[o.op])

@@ -14,6 +14,24 @@ unsigned ReduceSpec::phases() const {
   return p;
 }
 
+int64_t ReduceSpec::colsPerCta() const {
+  if (split > 1) {
+    int64_t vectors = (cols + vec - 1) / vec;
+    return (vectors + split - 1) / split * vec;
+  }
+  return cols / cluster;
+}
+
+uint64_t ReduceSpec::workspaceCounters() const { return split > 1 ? uint64_t(rows) : 0; }
+
+uint64_t ReduceSpec::workspacePartials() const {
+  return split > 1 ? uint64_t(rows) * split * std::max(1u, phaseReductions) : 0;
+}
+
+uint64_t ReduceSpec::workspaceBytes() const {
+  return split > 1 ? 8 * workspaceCounters() + 2 * 4 * workspacePartials() : 0;
+}
+
 /// Whether tensor `t` (aligned to S) is read along the row contiguously: it has every
 /// reduced dim, and the reduced dims are S's innermost.
 static bool contiguousRow(const SpecTensor &t, const Shape &S, const AxisMask &mask) {
@@ -31,7 +49,7 @@ static unsigned nextPow2(int64_t v) {
 }
 
 ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp,
-                          bool clusters) {
+                          bool clusters, unsigned smCount) {
   ReduceSpec r;
   const Shape &S = k.iterShape;
   r.mask = std::move(mask);
@@ -66,6 +84,10 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
         p = std::max(p, r.phase[a.index]);
     r.phase[i] = isReduction(k.ops[i].kind) ? p + 1 : p;
   }
+  std::vector<unsigned> perPhase(k.ops.size() + 2, 0);
+  for (size_t i = 0; i < k.ops.size(); ++i)
+    if (isReduction(k.ops[i].kind))
+      r.phaseReductions = std::max(r.phaseReductions, ++perPhase[r.phase[i]]);
   if (!r.inner) {
     // Rows side by side in the lanes of a warp (coalesced: the kept dims are innermost),
     // 8 lanes splitting each row's elements.
@@ -129,6 +151,29 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
       if (r.cache)
         break;
     }
+  // Rows too few to fill the device (with their clusters): split each over CTAs of 512
+  // threads across the grid, two per SM, as many as leave each CTA at least 4 vector steps
+  // per thread (fewer: the combine's wait outweighs the share). A share that fits 32 values
+  // per thread is held in registers; a longer one is read again in each phase, from L2
+  // where the rows fit there.
+  if (r.threads >= 512 && r.steps > 0 && smCount > 0) {
+    uint64_t want = 2 * uint64_t(smCount) / uint64_t(r.rows);
+    uint64_t useful = uint64_t(vectors) / (512 * 4);
+    uint64_t split = std::min(want, useful);
+    if (split > r.cluster && split >= 2) {
+      r.split = static_cast<unsigned>(split);
+      r.cluster = 1;
+      r.threads = r.block = 512;
+      int64_t share = r.colsPerCta() / r.vec;
+      r.steps = static_cast<unsigned>((share + 511) / 512);
+      // 32 values in registers as the clusters hold them; 16 where each is its own load
+      // (rows of odd length: 23 of them spilled 4-8 bytes in 16-bit log-softmax, ptxas).
+      uint64_t most = r.vec > 1 ? 32 : 16;
+      r.cache = fits(r.steps, 512) && uint64_t(r.steps) * r.vec * contiguousInputs <= most;
+      r.blocksPerSm = 2;
+      r.packed = false; // at most 32 values per thread
+    }
+  }
   return r;
 }
 

@@ -42,6 +42,14 @@ struct ReduceSpec {
   /// row in registers and combining partials through distributed shared memory: rows too
   /// long for one CTA's registers are still read from memory once.
   unsigned cluster = 1;
+  /// inner: CTAs per row across the grid (rows too few to fill the device: a 1 x 2^24
+  /// softmax on one CTA ran on 1 SM of 132). Each CTA takes a 1/split share of the row (held
+  /// in registers where it fits, else read again in each phase) and the shares' partials
+  /// meet in a workspace in global memory: a CTA writes its partial, arrives at its row's
+  /// counter and waits for the others, then combines every partial in rank order (the same
+  /// bits in every CTA and on every run). The CTAs wait on each other, so the kernel is
+  /// launched cooperatively (all resident at once). Exclusive with `cluster`.
+  unsigned split = 1;
   /// The CTAs per SM the kernel's registers must leave room for (`__launch_bounds__`'s
   /// second argument; 1: no constraint beyond the block size).
   unsigned blocksPerSm = 1;
@@ -51,16 +59,29 @@ struct ReduceSpec {
   /// Per op: the phase after which its value is known (0: from the inputs alone; a
   /// reduction: one more than its operand's).
   std::vector<unsigned> phase;
+  /// The reductions of the phase that has the most.
+  unsigned phaseReductions = 0;
 
   unsigned rowsPerBlock() const { return block / threads; }
-  /// The elements of a row one CTA takes.
-  int64_t colsPerCta() const { return cols / cluster; }
+  /// The elements of a row one CTA takes (a whole number of vectors; with `split`, the last
+  /// CTA's share may be shorter).
+  int64_t colsPerCta() const;
+  /// The CTAs that work on one row together: a cluster, or a split row's CTAs.
+  unsigned ctasPerRow() const { return cluster * split; }
+  /// With `split`: the workspace in global memory, zeroed once: one 64-bit arrival counter
+  /// per group of CTAs (rows in flight), then two buffers (alternating by phase) of one f32
+  /// partial per CTA and reduction of a phase.
+  uint64_t workspaceBytes() const;
+  /// The workspace's counters, and the f32 partials per buffer.
+  uint64_t workspaceCounters() const;
+  uint64_t workspacePartials() const;
   unsigned phases() const;
 };
 
 /// The plan of `k` (its ops, inputs and outputs set; `rowOp` given): the phases, the thread
-/// layout and the vector width; clusters where `clusters` (the target is sm_90 or newer).
+/// layout and the vector width; clusters where `clusters` (the target is sm_90 or newer);
+/// a split over the grid where the rows are too few to fill `smCount` SMs.
 ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp,
-                          bool clusters);
+                          bool clusters, unsigned smCount);
 
 } // namespace kfuse::codegen

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 namespace kfuse::runtime {
 
@@ -96,13 +97,27 @@ Executable::Executable(Driver &d, const compiler::CompiledModule &m)
       // an equal share (a second, partial wave would run its share at a fraction of the
       // device's occupancy after the first).
       LaunchConfig &c = configs_[functions_.size() - 1];
-      if (c.gridStride)
-        if (uint64_t wave = residentBlocks(d, f, c); wave >= c.cluster && wave < c.grid)
-          c.grid = wave - wave % c.cluster;
+      if (c.gridStride) {
+        uint64_t wave = residentBlocks(d, f, c);
+        if (c.cooperative() && wave < c.syncGroup)
+          fail("kernel '{}' splits each row over {} CTAs that wait on each other, but the device "
+               "holds {} of them at once",
+               k.spec.name, c.syncGroup, wave);
+        if (wave >= c.gridMultiple() && wave < c.grid)
+          c.grid = wave - wave % c.gridMultiple();
+      }
     }
     if (plan_.peakBytes)
       d.check(d.cuMemAlloc_v2(&arena_, plan_.peakBytes), "allocating the intermediate arena");
+    workspaces_.assign(specs_.size(), 0);
+    for (size_t k = 0; k < specs_.size(); ++k)
+      for (const KernelParam &p : params_[k])
+        if (p.kind == KernelParam::Workspace && p.workspaceBytes) {
+          d.check(d.cuMemAlloc_v2(&workspaces_[k], p.workspaceBytes), "allocating a workspace");
+          d.check(d.cuMemsetD8_v2(workspaces_[k], 0, p.workspaceBytes), "zeroing a workspace");
+        }
   } catch (...) {
+    freeDeviceMemory();
     for (CUmodule mod : modules_)
       d.cuModuleUnload(mod);
     modules_.clear();
@@ -122,10 +137,18 @@ Executable::~Executable() {
     d_.cuGraphExecDestroy(exec_);
   if (graph_)
     d_.cuGraphDestroy(graph_);
-  if (arena_)
-    d_.cuMemFree_v2(arena_);
+  freeDeviceMemory();
   for (CUmodule mod : modules_)
     d_.cuModuleUnload(mod);
+}
+
+void Executable::freeDeviceMemory() {
+  if (arena_)
+    d_.cuMemFree_v2(arena_);
+  arena_ = 0;
+  for (CUdeviceptr &w : workspaces_)
+    if (w)
+      d_.cuMemFree_v2(std::exchange(w, 0));
 }
 
 void Executable::bind(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs) {
@@ -151,6 +174,11 @@ void Executable::bindKernel(size_t k, const std::map<unsigned, CUdeviceptr> &whe
   argPtrs_[k].clear();
   for (size_t i = 0; i < params.size(); ++i) {
     const KernelParam &p = params[i];
+    if (p.kind == KernelParam::Workspace) {
+      a[i] = workspaces_[k];
+      argPtrs_[k].push_back(&a[i]);
+      continue;
+    }
     const SpecTensor &t = p.output ? s.outputs[p.index].tensor : s.inputs[p.index];
     a[i] = where.at(t.nodeId);
     if (p.aligned16 && a[i] % 16 != 0)
@@ -170,10 +198,16 @@ void Executable::launchKernel(unsigned k, CUstream stream) {
   if (specs_[k].numel() == 0)
     return;
   const LaunchConfig &c = configs_[k];
-  d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), c.gridY, c.gridZ,
-                             c.block, c.blockY, c.blockZ, c.sharedBytes, stream, argPtrs_[k].data(),
-                             nullptr),
-           "cuLaunchKernel");
+  if (c.cooperative())
+    d_.check(d_.cuLaunchCooperativeKernel(functions_[k], static_cast<unsigned>(c.grid), c.gridY,
+                                          c.gridZ, c.block, c.blockY, c.blockZ, c.sharedBytes,
+                                          stream, argPtrs_[k].data()),
+             "cuLaunchCooperativeKernel");
+  else
+    d_.check(d_.cuLaunchKernel(functions_[k], static_cast<unsigned>(c.grid), c.gridY, c.gridZ,
+                               c.block, c.blockY, c.blockZ, c.sharedBytes, stream,
+                               argPtrs_[k].data(), nullptr),
+             "cuLaunchKernel");
 }
 
 void Executable::launch(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs,
@@ -233,6 +267,12 @@ void Executable::captureGraph(llvm::ArrayRef<CUdeviceptr> inputs,
     CUDA_KERNEL_NODE_PARAMS p = nodeParams(k);
     d_.check(d_.cuGraphAddKernelNode_v2(&nodes_[k], graph_, after.data(), after.size(), &p),
              "cuGraphAddKernelNode");
+    if (configs_[k].cooperative()) {
+      CUkernelNodeAttrValue v{};
+      v.cooperative = 1;
+      d_.check(d_.cuGraphKernelNodeSetAttribute(nodes_[k], CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, &v),
+               "making a kernel node cooperative (cuGraphKernelNodeSetAttribute)");
+    }
   }
   d_.check(d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiate");
 }

@@ -62,6 +62,8 @@ public:
 private:
   CUDA_KERNEL_NODE_PARAMS nodeParams(unsigned k);
   void bindKernel(size_t k, const std::map<unsigned, CUdeviceptr> &where);
+  /// Frees the arena and the workspaces (the destructor, and a constructor that throws).
+  void freeDeviceMemory();
 
   Driver &d_;
   std::vector<codegen::KernelSpec> specs_;
@@ -71,6 +73,8 @@ private:
   std::vector<CUmodule> modules_; ///< one per distinct kernel code (each its own NVRTC program)
   std::vector<CUfunction> functions_;
   CUdeviceptr arena_ = 0;
+  /// Per kernel: its workspace (KernelParam::Workspace), zeroed once; 0 where it has none.
+  std::vector<CUdeviceptr> workspaces_;
   std::vector<std::vector<CUdeviceptr>> args_;
   std::vector<std::vector<void *>> argPtrs_;
   /// Per kernel: its parameters (codegen/KernelEmitter.h), and the tensor maps among them,

@@ -8,6 +8,7 @@
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
+#include "ir/Random.h"
 #include "passes/Fusion.h"
 #include "runtime/Program.h"
 #include "unit/RandomGraph.h"
@@ -124,6 +125,53 @@ TEST_CASE("reductions: grid-stride kernels launch one wave, what the device hold
     }
     CHECK(runAndCheck(g, 41, false) == "");
   }
+}
+
+// Few long rows are split over CTAs across the grid (ReduceSpec::split), whose partials meet
+// in a workspace: every composite and dtype, rows held in registers and rows read again per
+// phase, a last share shorter than the others (odd lengths), with NaN and infinities. Then
+// the same bits from stream launches and from several replays of one CUDA graph (the
+// workspace's counters carry over from launch to launch).
+TEST_CASE("reductions: few long rows split across the grid, launched cooperatively, the same "
+          "bits on every run",
+          "[gpu][reduce]") {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, scaled(1 << 22, 1 << 18)},
+                                                {3, scaled(1000003, 100003)},
+                                                {2, scaled(1 << 20, 1 << 18)}};
+  int split = 0, checked = 0;
+  for (const Case &c : kCases)
+    for (DType t : {DType::F32, DType::BF16, DType::F16})
+      for (auto [m, n] : shapes) {
+        Graph g(c.name);
+        c.build(g, t, m, n);
+        runtime::Program p(g);
+        REQUIRE(p.module().kernels.size() == 1);
+        const codegen::ReduceSpec *r = p.module().kernels[0].spec.reduce();
+        REQUIRE(r);
+        codegen::LaunchConfig run = p.executable().launchConfig(0);
+        INFO(c.name << " " << dtypeName(t) << " [" << m << ", " << n << "]: split " << r->split
+                    << ", cached " << r->cache << ", launched " << run.grid << " x "
+                    << run.block);
+        if (r->split > 1) {
+          ++split;
+          CHECK(run.cooperative());
+          CHECK(run.grid % r->split == 0);
+          CHECK(run.grid == uint64_t(m) * r->split); // every row at once
+        }
+        CHECK(runAndCheck(g, 7 + checked, false) == "");
+        CHECK(runAndCheck(g, 9 + checked, true) == "");
+        std::vector<Tensor> inputs = randomInputs(g, 11 + checked);
+        std::vector<Tensor> first = p.run(inputs, false);
+        for (int rep = 0; rep < 3; ++rep) {
+          std::vector<Tensor> again = p.run(inputs, true);
+          REQUIRE(again.size() == first.size());
+          for (size_t j = 0; j < again.size(); ++j)
+            CHECK(again[j].data == first[j].data);
+        }
+        ++checked;
+      }
+  CHECK(checked == 5 * 3 * 3);
+  CHECK(split >= 5 * 3 * 2); // quick mode's shorter rows too
 }
 
 TEST_CASE("reductions: every op over columns, several axes, keepdims or not, broadcast back",

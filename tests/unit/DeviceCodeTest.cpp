@@ -49,6 +49,7 @@ const std::map<std::string, std::vector<std::string>> kArchs = {
     {"gemm_wgmma.cuh", {"90a"}},
     {"gemm_decode.cuh", {"80", "90a"}},
     {"row_reduce.cuh", {"80", "90a"}},
+    {"group_sync.cuh", {"80", "90a"}},
 };
 
 /// Compiles each (source, arch) with NVRTC, two at a time; the error (log included) of

@@ -2,6 +2,7 @@
 // phases and thread layout), and that the CUDA C of generated reduction graphs compiles with
 // NVRTC (the GPU suite checks the numbers: tests/gpu/ReductionGpuTest.cpp).
 #include "codegen/CudaCodegen.h"
+#include "codegen/KernelEmitter.h"
 #include "codegen/KernelSpec.h"
 #include "compiler/Compile.h"
 #include "compiler/Nvrtc.h"
@@ -247,7 +248,7 @@ TEST_CASE("reduce codegen: an uncached long row is unrolled by 4, not whole (NVR
           "6.6 s and a 491 KB cubin for softmax over rows of 2^20)",
           "[reduce][codegen][nvrtc]") {
   Graph g("long");
-  g.output(softmax(g.input("x", bf16, {8, 1 << 20})));
+  g.output(softmax(g.input("x", bf16, {256, 1 << 20}))); // rows enough to fill the device
   compiler::CompiledModule m = compiler::compile(g);
   REQUIRE(m.kernels.size() == 1);
   const compiler::CompiledKernel &k = m.kernels[0];
@@ -256,4 +257,85 @@ TEST_CASE("reduce codegen: an uncached long row is unrolled by 4, not whole (NVR
   CHECK(k.spec.reduce()->steps > 8);
   CHECK(k.source.find("#pragma unroll 4") != std::string::npos);
   CHECK(k.cubin.size() < 100000);
+}
+
+TEST_CASE("reduce specs: few long rows are split over CTAs across the grid, two per SM, with "
+          "a workspace; rows that fill the device are not",
+          "[reduce][codegen]") {
+  struct C {
+    int64_t m, n;
+    DType t;
+    unsigned split; // expected CTAs per row (1: not split)
+    bool cache;
+  };
+  // 132 SMs (the default target): 264 CTAs of 512 threads in flight.
+  for (C c : {C{1, 1 << 24, bf16, 264, false}, C{1, 1 << 20, bf16, 64, true},
+              C{4, 1 << 22, f32, 66, false}, C{3, 1000003, f16, 88, false},
+              C{16, 1 << 20, bf16, 16, false}, C{200, 1 << 20, bf16, 1, false},
+              C{4096, 131072, bf16, 1, true}, C{1, 4096, bf16, 1, true},
+              C{1, 32768, bf16, 1, true}}) {
+    Graph g("softmax");
+    g.output(softmax(g.input("x", c.t, {c.m, c.n})));
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    const ReduceSpec &r = *specs[0].reduce();
+    INFO(c.m << " x " << c.n << ": split " << r.split << ", cluster " << r.cluster << ", steps "
+              << r.steps << ", cache " << r.cache);
+    CHECK(r.split == c.split);
+    CHECK(r.cache == c.cache);
+    std::vector<KernelParam> params = emitterFor(specs[0]).params(specs[0]);
+    LaunchConfig launch = specs[0].launchConfig(256, 132 * 8);
+    if (c.split == 1) {
+      CHECK(params.back().kind != KernelParam::Workspace);
+      CHECK_FALSE(launch.cooperative());
+      continue;
+    }
+    CHECK(r.cluster == 1);
+    CHECK(r.threads == 512);
+    CHECK(r.blocksPerSm == 2);
+    // Every element in exactly one CTA's share: the shares cover the row, the last may be
+    // shorter but not empty.
+    CHECK(r.colsPerCta() % r.vec == 0);
+    CHECK(r.colsPerCta() * r.split >= r.cols);
+    CHECK(r.colsPerCta() * (r.split - 1) < r.cols);
+    CHECK(uint64_t(r.steps) * 512 * r.vec >= uint64_t(r.colsPerCta()));
+    // All resident at once, and launched so.
+    CHECK(launch.grid == uint64_t(c.m) * r.split);
+    CHECK(launch.grid <= 2 * 132);
+    CHECK(launch.syncGroup == r.split);
+    CHECK(launch.cooperative());
+    CHECK(launch.grid % launch.gridMultiple() == 0);
+    // softmax: two phases of one reduction; a counter per row, two buffers of partials.
+    REQUIRE(params.back().kind == KernelParam::Workspace);
+    CHECK(params.back().workspaceBytes == uint64_t(c.m) * 8 + 2 * 4 * uint64_t(c.m) * r.split);
+    std::string src = emitKernelSource(specs[0]);
+    CHECK(src.find("kf_group_sync(ctr, " + std::to_string(r.split) + "u)") != std::string::npos);
+    CHECK(src.find("void *__restrict__ ws)") != std::string::npos);
+  }
+}
+
+TEST_CASE("reduce codegen: split rows compile with NVRTC for every composite and dtype, within "
+          "the registers of two CTAs of 512 per SM",
+          "[reduce][codegen][nvrtc]") {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 1 << 21}, {3, 1000003}};
+  for (DType t : {f32, bf16, f16})
+    for (auto [m, n] : shapes) {
+      Graph g("split");
+      auto x = g.input("x", t, {m, n});
+      auto h = x + g.input("r", t, {m, n});
+      g.output(h);
+      g.output(rms_norm(h, g.input("w", t, {n}), 1e-6));
+      g.output(layer_norm(x, g.input("w2", t, {n}), g.input("b", t, {n}), 1e-5));
+      g.output(log_softmax(x));
+      compiler::CompiledModule mod = compiler::compile(g);
+      for (const compiler::CompiledKernel &k : mod.kernels) {
+        const ReduceSpec *r = k.spec.reduce();
+        if (!r)
+          continue;
+        INFO(dtypeName(t) << " [" << m << ", " << n << "] " << k.spec.name);
+        CHECK(r->split > 1);
+        CHECK(k.ptxas.registers <= 64);
+        CHECK(k.ptxas.spillStores == 0);
+      }
+    }
 }
