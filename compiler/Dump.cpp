@@ -23,8 +23,10 @@ void writeFile(const fs::path &p, const std::string &bytes) {
 }
 
 std::string launchJson(const codegen::LaunchConfig &l) {
-  return fmt::format("{{\"grid\": [{}, {}, {}], \"block\": [{}, {}, {}], \"shared_bytes\": {}}}",
-                     l.grid, l.gridY, l.gridZ, l.block, l.blockY, l.blockZ, l.sharedBytes);
+  return fmt::format("{{\"grid\": [{}, {}, {}], \"block\": [{}, {}, {}], \"shared_bytes\": {}, "
+                     "\"cluster\": {}, \"cooperative\": {}}}",
+                     l.grid, l.gridY, l.gridZ, l.block, l.blockY, l.blockZ, l.sharedBytes,
+                     l.cluster, l.cooperative() ? "true" : "false");
 }
 
 std::string kernelJson(const CompiledKernel &k) {

@@ -30,7 +30,8 @@ def signature_of(graph):
 
 class Kernel:
     """One kernel of a module, in launch order: name ("k0"), function, kind (the GEMM kernel
-    and tile, or "pointwise", ...), launch ({"grid", "block", "shared_bytes"}), registers,
+    and tile, or "pointwise", ...), launch ({"grid", "block", "shared_bytes", "cluster",
+    "cooperative"}), registers,
     spill_stores and spill_loads (-1 before the cubin stage), expected_seconds,
     why, compile_ms, cached, source (CUDA C) and info (kernels.json's whole entry)."""
 
