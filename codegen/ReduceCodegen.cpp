@@ -2,6 +2,7 @@
 
 #include "codegen/Emitter.h"
 #include "codegen/LineComment.h"
+#include "codegen/ReduceCrossCta.h"
 #include "codegen/ReduceIndex.h"
 #include "codegen/ScalarExpr.h"
 #include "ir/Error.h"
@@ -43,14 +44,7 @@ public:
     else
       e_.line("const unsigned r = threadIdx.x % {}u, l = threadIdx.x / {}u;", R, R);
     if (C > 1 || G > 1) {
-      if (C > 1) {
-        e_.line("// A cluster of {} CTAs per row, each holding {} of its elements.", C,
-                r_.colsPerCta());
-        e_.line("const unsigned rank = kf_cluster_rank();");
-      } else {
-        writeSplitSetup();
-      }
-      e_.line("__shared__ float redc[{}];", std::max(1u, r_.phaseReductions));
+      writeCrossCtaSetup(e_, r_);
       e_.openScope(
           "for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})", idx_,
           lit(r_.ctasPerRow()), lit(r_.rows));
@@ -72,6 +66,7 @@ public:
     writeEpilogue();
     writeRowOutputs();
     e_.closeScope();
+    writeCrossCtaEnd(e_, r_);
     e_.closeScope();
   }
 
@@ -181,7 +176,6 @@ private:
     e_.openScope("if ({}q0 < {}{})", guard.empty() ? "" : guard + " && ", lit(r_.colsPerCta()),
                  ragged ? fmt::format(" && n0 < {}", lit(r_.cols)) : std::string());
   }
-
 
   void writeCacheLoads() {
     e_.line("// The row's contiguous inputs, in registers for every phase{}.",
@@ -355,17 +349,6 @@ private:
     }
   }
 
-  static const char *combineName(OpKind k) {
-    return k == OpKind::Amax ? "max" : k == OpKind::Amin ? "min" : "sum";
-  }
-  static std::string combine(OpKind k, const std::string &a, const std::string &b) {
-    if (k == OpKind::Amax)
-      return fmt::format("kf_max({}, {})", a, b);
-    if (k == OpKind::Amin)
-      return fmt::format("kf_min({}, {})", a, b);
-    return fmt::format("{} + {}", a, b);
-  }
-
   struct NoVector {
     void prologue() {}
     void epilogue() {}
@@ -384,9 +367,9 @@ private:
       std::vector<unsigned> reds;
       void operator()(const std::string &, const std::string &) {
         for (unsigned i : reds)
-          w->e_.line(
-              "a{} = {};", i,
-              combine(w->k_.ops[i].kind, fmt::format("a{}", i), w->arg(w->k_.ops[i].args[0])));
+          w->e_.line("a{} = {};", i,
+                     partialCombine(w->k_.ops[i].kind, fmt::format("a{}", i),
+                                    w->arg(w->k_.ops[i].args[0])));
       }
     } body;
     body.w = this;
@@ -396,7 +379,7 @@ private:
     const unsigned S = slots(), R = r_.rowsPerBlock();
     if (r_.inner)
       for (unsigned i : reds)
-        e_.line("a{0} = kf_warp_{1}<{2}>(a{0});", i, combineName(k_.ops[i].kind),
+        e_.line("a{0} = kf_warp_{1}<{2}>(a{0});", i, partialCombineName(k_.ops[i].kind),
                 std::min(r_.threads, 32u));
     if (S > 1) {
       std::string slot = r_.inner ? "l / 32u" : "l";
@@ -412,31 +395,15 @@ private:
         unsigned i = reds[q];
         e_.line("a{} = red[({}u * {}u + r) * {}u];", i, q, R, S);
         e_.line("for (unsigned s = 1; s < {}u; ++s) a{} = {};", S, i,
-                combine(k_.ops[i].kind, fmt::format("a{}", i),
-                        fmt::format("red[({}u * {}u + r) * {}u + s]", q, R, S)));
+                partialCombine(k_.ops[i].kind, fmt::format("a{}", i),
+                               fmt::format("red[({}u * {}u + r) * {}u + s]", q, R, S)));
       }
       e_.line("__syncthreads();");
     }
-    if (r_.cluster > 1) {
-      // Across the cluster: each CTA's partial through distributed shared memory, in rank
-      // order; the second barrier keeps redc until every CTA has read it.
-      e_.openScope("if (threadIdx.x == 0)");
-      for (size_t q = 0; q < reds.size(); ++q)
-        e_.line("redc[{}] = a{};", q, reds[q]);
-      e_.closeScope();
-      e_.line("kf_cluster_sync();");
-      for (size_t q = 0; q < reds.size(); ++q) {
-        unsigned i = reds[q];
-        e_.line("a{} = kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), 0u));", i, q);
-        e_.line(
-            "for (unsigned c = 1; c < {}u; ++c) a{} = {};", r_.cluster, i,
-            combine(k_.ops[i].kind, fmt::format("a{}", i),
-                    fmt::format("kf_ld_cluster_f32(kf_cluster_addr(kf_saddr(&redc[{}]), c))", q)));
-      }
-      e_.line("kf_cluster_sync();");
-    }
-    if (r_.split > 1)
-      writeSplitCombine(reds);
+    std::vector<RowPartial> parts;
+    for (unsigned i : reds)
+      parts.push_back(RowPartial{fmt::format("a{}", i), k_.ops[i].kind});
+    writeCrossCtaCombine(e_, r_, parts);
     for (unsigned i : reds) {
       std::string v = k_.ops[i].kind == OpKind::Mean
                           ? fmt::format("a{} / {}", i, floatLiteral(static_cast<float>(r_.cols)))
@@ -446,52 +413,6 @@ private:
       e_.line("const float t{} = {};{}", i, v, lineComment(k_.ops[i].text));
       writeReciprocal(SpecRef{SpecRef::Op, i});
     }
-  }
-
-  /// A split row (ReduceSpec::split): the CTA's rank among its row's CTAs, its group's
-  /// arrival counter and the partials' buffers in the workspace `ws`.
-  void writeSplitSetup() {
-    const unsigned G = r_.split;
-    e_.line("// {} CTAs per row across the grid, each taking {} of its elements{}; their", G,
-            r_.colsPerCta(), r_.cache ? " in registers" : "");
-    e_.line("// partials meet in the workspace (a counter per group of CTAs, then two buffers).");
-    e_.line("const unsigned rank = blockIdx.x % {}u;", G);
-    e_.line("unsigned long long *const ctr = static_cast<unsigned long long *>(ws) + blockIdx.x / "
-            "{}u;",
-            G);
-    e_.line("float *const part = reinterpret_cast<float *>(static_cast<unsigned long long *>(ws) + "
-            "{}) + (blockIdx.x - rank) * {}u;",
-            r_.workspaceCounters(), std::max(1u, r_.phaseReductions));
-    e_.line("unsigned buf = 0; // the partials' buffer of this phase (0 or 1)");
-  }
-
-  /// Across a split row's CTAs: each CTA's partial into the workspace, the group's barrier,
-  /// then every partial combined in rank order (lanes of warp 0 strided over the ranks, then
-  /// a butterfly: a fixed order), the result shared through redc.
-  void writeSplitCombine(const std::vector<unsigned> &reds) {
-    const unsigned G = r_.split, P = std::max(1u, r_.phaseReductions);
-    const std::string buffer = fmt::format("part + buf * {}ull", r_.workspacePartials());
-    e_.openScope("if (threadIdx.x == 0)");
-    for (size_t q = 0; q < reds.size(); ++q)
-      e_.line("({})[rank * {}u + {}] = a{};", buffer, P, q, reds[q]);
-    e_.closeScope();
-    e_.line("kf_group_sync(ctr, {}u);", G);
-    e_.openScope("if (threadIdx.x < 32)");
-    for (size_t q = 0; q < reds.size(); ++q) {
-      unsigned i = reds[q];
-      OpKind kind = k_.ops[i].kind;
-      e_.line("float g{} = {};", q, floatLiteral(static_cast<float>(reductionIdentity(kind))));
-      e_.line("for (unsigned c = threadIdx.x; c < {}u; c += 32u) g{} = {};", G, q,
-              combine(kind, fmt::format("g{}", q),
-                      fmt::format("kf_ld_partial({} + c * {}u + {})", buffer, P, q)));
-      e_.line("g{0} = kf_warp_{1}<32>(g{0});", q, combineName(kind));
-      e_.line("if (threadIdx.x == 0) redc[{}] = g{};", q, q);
-    }
-    e_.closeScope();
-    e_.line("__syncthreads();");
-    for (size_t q = 0; q < reds.size(); ++q)
-      e_.line("a{} = redc[{}];", reds[q], q);
-    e_.line("buf ^= 1u;");
   }
 
   /// The per-row ops (not reductions) known after phase p.

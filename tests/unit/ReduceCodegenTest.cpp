@@ -192,6 +192,45 @@ TEST_CASE("reduce specs: rows too long for one CTA take clusters that leave room
   CHECK(specs[0].reduce()->cluster == 8);
 }
 
+TEST_CASE("reduce codegen: a cluster's CTAs push their partials into each other's shared memory "
+          "and wait on their own mbarrier, with no cluster barrier in the row loop",
+          "[reduce][codegen]") {
+  auto count = [](const std::string &s, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  // LayerNorm: two phases (the mean, then the variance); softmax: the max, then the sum.
+  for (bool norm : {false, true}) {
+    Graph g("long_rows");
+    auto x = g.input("x", bf16, {64, 131072});
+    g.output(norm ? layer_norm(x, g.input("w", bf16, {131072}), g.input("b", bf16, {131072}), 1e-5)
+                  : softmax(x));
+    std::vector<KernelSpec> specs = fusedSpecs(g);
+    REQUIRE(specs.size() == 1);
+    REQUIRE(specs[0].reduce()->cluster == 8);
+    const std::string full = emitKernelSource(specs[0]);
+    const std::string src = full.substr(full.find("extern \"C\" __global__")); // the kernel
+    INFO(src);
+    // One barrier before the row loop (every mbarrier initialized), one after it (no CTA
+    // leaves while a partial it pushed is on its way); none per phase.
+    CHECK(count(src, "kf_cluster_sync();") == 1);
+    CHECK(count(src, "kf_cluster_sync_relaxed();") == 1);
+    CHECK(src.find("kf_cluster_sync();") < src.find("for (unsigned base"));
+    CHECK(src.rfind("kf_cluster_sync_relaxed();") > src.rfind("kf_st_async_f32("));
+    // Per phase: 8 partials of 4 bytes expected, one push per partial to each of the 8 CTAs
+    // (threads 0-7), the wait, then the 8 combined in rank order from shared memory.
+    CHECK(count(src, "kf_mbar_expect(kf_saddr(&mbx[b]), 32u);") == 2);
+    CHECK(count(src, "kf_st_async_f32(") == 2);
+    CHECK(count(src, "if (threadIdx.x < 8u)") == 2);
+    CHECK(count(src, "kf_mbar_wait(kf_saddr(&mbx[b]), (xph >> 1) & 1u);") == 2);
+    CHECK(count(src, "for (unsigned c = 1; c < 8u; ++c)") == 2);
+    CHECK(src.find("kf_ld_cluster_f32") == std::string::npos);
+    CHECK(src.find("  }\n  kf_cluster_sync_relaxed();\n}") != std::string::npos); // after the loop
+  }
+}
+
 TEST_CASE("reduce codegen: a 16-bit row is cached as stored, so residual + RMSNorm in bf16 "
           "leaves room for four blocks of 256 threads per SM",
           "[reduce][codegen][nvrtc]") {
