@@ -4,6 +4,7 @@
 #include "codegen/DecodeGemm.h"
 #include "codegen/Emitter.h"
 #include "codegen/LineComment.h"
+#include "codegen/ScalarExpr.h"
 #include "ir/Error.h"
 
 namespace kfuse::codegen {
@@ -30,6 +31,27 @@ static std::string batchOffset(const GemmSpec &s, const std::vector<int64_t> &st
   return sum.empty() ? "0ull" : sum;
 }
 
+/// One output, full and 16-bit: the Hopper kernel stores it itself, row-contiguous through
+/// shared memory (the functor's `staged`).
+static bool epilogueStaged(const KernelSpec &k) {
+  return k.outputs.size() == 1 && k.outputs[0].tensor.full &&
+         k.outputs[0].tensor.type.dtype != DType::F32;
+}
+
+unsigned epilogueWeight(const KernelSpec &k) {
+  unsigned w = 0;
+  for (const SpecOp &op : k.ops)
+    if (op.kind != OpKind::MatMul)
+      w += opCodeWeight(op);
+  return w;
+}
+// 24: a 20-op epilogue (weight 106) written out took a 4096^3 GEMM from 173 to 555 us on
+// the H200, its code (268 KB of cubin against 62 KB) too large for the instruction cache.
+// GPT-2's gelu_new (tanh written out: weight 28) is the lightest epilogue this takes.
+bool epilogueRolled(const KernelSpec &k) {
+  return epilogueStaged(k) && !k.gemm()->dual && epilogueWeight(k) >= 24;
+}
+
 /// The epilogue functor `<mangled>_epi`: value(i, acc) computes element i of every full output
 /// (`vals`; outputs smaller than the iteration space are stored by the element function itself),
 /// store(i, v) stores them, operator() does both. Kernels compute a run of values before
@@ -51,8 +73,7 @@ static void emitEpilogueFunctor(Emitter &e, const KernelSpec &k, const std::stri
       valStores += fmt::format(" out{}[i] = v.r{};", j, j);
       stored += (stored.empty() ? "output " : ", ") + k.outputs[j].tensor.name;
     }
-  bool staged = k.outputs.size() == 1 && k.outputs[0].tensor.full &&
-                k.outputs[0].tensor.type.dtype != DType::F32;
+  const bool staged = epilogueStaged(k);
   const char *idx = k.wide() ? "unsigned long long" : "unsigned";
   // A dual GEMM's epilogue takes both products of the element (acc2: the sibling's).
   const bool dual = k.gemm()->dual;
@@ -74,6 +95,8 @@ static void emitEpilogueFunctor(Emitter &e, const KernelSpec &k, const std::stri
          "{}_prefetch(({})i, {}); }}",
          k.mangled, idx, args);
   e.line("static constexpr bool staged = {};", staged ? "true" : "false");
+  e.line("static constexpr bool rolled = {}; // epilogue code weight {} (ScalarExpr.h)",
+         epilogueRolled(k) ? "true" : "false", epilogueWeight(k));
   e.line("__device__ __forceinline__ unsigned short *out() const {{ return {}; }}{}",
          staged ? "out0" : "nullptr", staged ? lineComment(stored) : "");
   e.closeScope(";");

@@ -12,6 +12,14 @@ namespace kfuse::codegen {
 
 class Emitter;
 
+/// The epilogue's code weight: the sum of its ops' opCodeWeight (codegen/ScalarExpr.h), the
+/// matmul's aside.
+unsigned epilogueWeight(const KernelSpec &k);
+/// Whether the Hopper kernel runs `k`'s epilogue as a loop over accumulators staged in
+/// shared memory (codegen/cuda/gemm_wgmma.cuh) instead of writing it out for each of a
+/// thread's values: an epilogue of weight 24 or more, with one 16-bit output, one product.
+bool epilogueRolled(const KernelSpec &k);
+
 /// The epilogue element function, its functor and the __global__ kernel for `k` (k.gemm() set).
 void emitGemmKernel(Emitter &e, const KernelSpec &k);
 

@@ -135,4 +135,26 @@ std::string opExpr(const SpecOp &op, const std::vector<std::string> &a,
   }
 }
 
+unsigned opCodeWeight(const SpecOp &op) {
+  switch (op.kind) {
+  case OpKind::Exp:
+    return dtypeSize(op.dtype) == 2 ? 6 : 20;
+  case OpKind::Sigmoid:
+  case OpKind::Silu:
+  case OpKind::GeluTanh:
+    return 6;
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Gelu:
+  case OpKind::Div:
+    return 20;
+  case OpKind::Pow: // by multiplies where powExpr writes them so, else powf
+    return powExpr(op, {"x", "y"}).rfind("powf", 0) == 0 ? 40 : 2;
+  default:
+    return 1;
+  }
+}
+
 } // namespace kfuse::codegen

@@ -23,5 +23,9 @@ const char *vecType(size_t bytes);
 /// for an op that is not elementwise.
 std::string opExpr(const SpecOp &op, const std::vector<std::string> &args,
                    const std::string &kernel);
+/// About how many instructions opExpr's code for `op` takes: 1 for an arithmetic op, 6 for
+/// the fast exp and what is built on it, 20 for a libm function or an IEEE division. What
+/// kernels that repeat an op's code for many values weigh to keep their code small.
+unsigned opCodeWeight(const SpecOp &op);
 
 } // namespace kfuse::codegen
