@@ -17,7 +17,7 @@ class Emitter;
 unsigned epilogueWeight(const KernelSpec &k);
 /// Whether the Hopper kernel runs `k`'s epilogue as a loop over accumulators staged in
 /// shared memory (codegen/cuda/gemm_wgmma.cuh) instead of writing it out for each of a
-/// thread's values: an epilogue of weight 24 or more, with one 16-bit output, one product.
+/// thread's values: an epilogue of weight 48 or more, with one 16-bit output, one product.
 bool epilogueRolled(const KernelSpec &k);
 
 /// The epilogue element function, its functor and the __global__ kernel for `k` (k.gemm() set).

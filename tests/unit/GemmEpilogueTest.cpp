@@ -54,7 +54,8 @@ const KernelSpec &only(const std::vector<KernelSpec> &specs) {
 
 } // namespace
 
-TEST_CASE("GEMM epilogue weight: long epilogues with one 16-bit output run as a loop",
+TEST_CASE("GEMM epilogue weight: long epilogues with one 16-bit output run as a loop, "
+          "GPT-2's gelu_new does not",
           "[codegen][gemm][epilogue]") {
   const Target h200 = targetFor(90, 132);
   auto specsOf = [&](Tail tail, DType t) { return buildKernelSpecs(*gemmWith(tail, t), h200); };
@@ -69,10 +70,11 @@ TEST_CASE("GEMM epilogue weight: long epilogues with one 16-bit output run as a 
     CHECK_FALSE(epilogueRolled(only(s)));
   }
   {
-    // add, pow as multiplies (2), 3 mul, add, tanh (20), add, mul, mul: 30.
+    // add, pow as multiplies (2), mul, add, mul, tanh (20), add, mul, mul: 29. Rolled, GPT-2's
+    // c_fc measured 6.7% slower: it stays written out.
     auto s = specsOf(Tail::GeluNew, bf16);
-    CHECK(epilogueWeight(only(s)) >= 24);
-    CHECK(epilogueRolled(only(s)));
+    CHECK(epilogueWeight(only(s)) == 29);
+    CHECK_FALSE(epilogueRolled(only(s)));
   }
   for (DType t : {bf16, f16}) {
     auto s = specsOf(Tail::Ops20, t);
