@@ -169,7 +169,7 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
       // 32 values in registers as the clusters hold them; 16 where each is its own load
       // (rows of odd length: 23 of them spilled 4-8 bytes in 16-bit log-softmax, ptxas).
       uint64_t most = r.vec > 1 ? 32 : 16;
-      r.cache = fits(r.steps, 512) && uint64_t(r.steps) * r.vec * contiguousInputs <= most;
+      r.cache = contiguousInputs > 0 && uint64_t(r.steps) * r.vec * contiguousInputs <= most;
       r.blocksPerSm = 2;
       r.packed = false; // at most 32 values per thread
     }
