@@ -102,6 +102,7 @@ public:
     c.gridStride = true;
     c.cluster = r.cluster;
     c.syncGroup = r.split;
+    c.sharedBytes = r.stageBytes; // the staged rows (dynamic shared memory)
     return c;
   }
   std::vector<KernelParam> params(const KernelSpec &k) const override {

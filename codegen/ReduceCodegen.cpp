@@ -4,6 +4,7 @@
 #include "codegen/LineComment.h"
 #include "codegen/ReduceCrossCta.h"
 #include "codegen/ReduceIndex.h"
+#include "codegen/ReduceStage.h"
 #include "codegen/ScalarExpr.h"
 #include "ir/Error.h"
 
@@ -43,21 +44,29 @@ public:
       e_.line("const unsigned l = threadIdx.x % {}u, r = threadIdx.x / {}u;", T, T);
     else
       e_.line("const unsigned r = threadIdx.x % {}u, l = threadIdx.x / {}u;", R, R);
+    // The first row group of the CTA, and the step to its next one.
+    std::string first, step;
     if (C > 1 || G > 1) {
       writeCrossCtaSetup(e_, r_);
-      e_.openScope(
-          "for ({0} base = ({0})blockIdx.x / {1}; base < {2}; base += ({0})gridDim.x / {1})", idx_,
-          lit(r_.ctasPerRow()), lit(r_.rows));
+      first = fmt::format("({})blockIdx.x / {}", idx_, lit(r_.ctasPerRow()));
+      step = fmt::format("({})gridDim.x / {}", idx_, lit(r_.ctasPerRow()));
     } else {
-      e_.openScope(
-          "for ({0} base = ({0})blockIdx.x * {1}; base < {2}; base += ({0})gridDim.x * {1})", idx_,
-          lit(R), lit(r_.rows));
+      first = fmt::format("({})blockIdx.x * {}", idx_, lit(R));
+      step = fmt::format("({})gridDim.x * {}", idx_, lit(R));
     }
+    const StageNames names{idx_, suffix_};
+    if (r_.stage)
+      writeStageSetup(e_, k_, names, first);
+    e_.openScope("for ({} base = {}; base < {}; base += {})", idx_, first, lit(r_.rows), step);
     e_.line("const {} m = base + r;", idx_);
     e_.line("const bool live = m < {};", lit(r_.rows));
+    if (r_.stage)
+      writeStageWait(e_);
     writeRowInputs();
     if (std::find(cached_.begin(), cached_.end(), true) != cached_.end())
       writeCacheLoads();
+    if (r_.stage)
+      writeStageNext(e_, k_, names, fmt::format("base + {}", step));
     for (unsigned p = 0; p <= r_.phases(); ++p) {
       if (p > 0)
         writePhase(p);
@@ -147,8 +156,11 @@ private:
       const SpecTensor &t = k_.inputs[j];
       size_t bytes = r_.vec * dtypeSize(t.type.dtype);
       e_.line("alignas(16) {} v{}[{}];", storageType(t.type.dtype), j, r_.vec);
-      e_.line("*reinterpret_cast<{} *>(v{}) = *reinterpret_cast<const {} *>(in{} + ({}) + {});",
-              vecType(bytes), j, vecType(bytes), j, offset(t, false, "m"), n0);
+      std::string src = fillCache && r_.stage
+                            ? stagedVector(k_, j, "q0")
+                            : fmt::format("in{} + ({}) + {}", j, offset(t, false, "m"), n0);
+      e_.line("*reinterpret_cast<{} *>(v{}) = *reinterpret_cast<const {} *>({});", vecType(bytes),
+              j, vecType(bytes), src);
     }
   }
 
@@ -201,7 +213,7 @@ private:
     }
     e_.closeScope();
     e_.closeScope();
-    if (r_.cluster > 1)
+    if (r_.cluster > 1 && !r_.stage)
       writeNextRowPrefetch();
   }
 

@@ -48,6 +48,34 @@ static unsigned nextPow2(int64_t v) {
   return p;
 }
 
+uint64_t stagedRowBytes(const ReduceSpec &r, const SpecTensor &t) {
+  return r.stage && r.cache && r.inner && t.full ? uint64_t(r.colsPerCta()) * dtypeSize(t.type.dtype)
+                                                 : 0;
+}
+
+/// ReduceSpec::stage: where a CTA takes more than one row group (more groups than the device
+/// holds at once, at 2048 threads per SM) and every cached input's rows and shares start on
+/// 16 bytes (the bulk copy's alignment), in at most 64 KB of shared memory per CTA.
+static void planStage(ReduceSpec &r, const KernelSpec &k, bool sm90, unsigned smCount) {
+  if (!sm90 || !r.inner || !r.cache || r.split > 1 || r.steps == 0 || smCount == 0)
+    return;
+  uint64_t bytes = 0;
+  for (const SpecTensor &t : k.inputs) {
+    if (!t.full)
+      continue;
+    uint64_t size = dtypeSize(t.type.dtype);
+    if ((uint64_t(r.cols) * size) % 16 != 0 || (uint64_t(r.colsPerCta()) * size) % 16 != 0)
+      return;
+    bytes += uint64_t(r.rowsPerBlock()) * uint64_t(r.colsPerCta()) * size;
+  }
+  uint64_t groups = (uint64_t(r.rows) + r.rowsPerBlock() - 1) / r.rowsPerBlock();
+  uint64_t resident = uint64_t(smCount) * (2048 / r.block) / r.ctasPerRow();
+  if (bytes == 0 || bytes > 64 * 1024 || groups <= resident)
+    return;
+  r.stage = true;
+  r.stageBytes = static_cast<unsigned>(bytes);
+}
+
 ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> rowOp,
                           bool clusters, unsigned smCount) {
   ReduceSpec r;
@@ -174,6 +202,7 @@ ReduceSpec makeReduceSpec(const KernelSpec &k, AxisMask mask, std::vector<bool> 
       r.packed = false; // at most 32 values per thread
     }
   }
+  planStage(r, k, clusters, smCount);
   return r;
 }
 

@@ -22,6 +22,7 @@
 namespace kfuse::codegen {
 
 struct KernelSpec;
+struct SpecTensor;
 
 struct ReduceSpec {
   AxisMask mask;       ///< the reduced axes of S
@@ -50,6 +51,15 @@ struct ReduceSpec {
   /// bits in every CTA and on every run). The CTAs wait on each other, so the kernel is
   /// launched cooperatively (all resident at once). Exclusive with `cluster`.
   unsigned split = 1;
+  /// inner, cached, not split, sm_90: a CTA takes its rows one after another, and its share
+  /// of each row's cached inputs comes into shared memory through the bulk copy engine
+  /// (cp.async.bulk) one row ahead: the next row's bytes arrive while this row's phases,
+  /// combines and stores run, instead of after them (with a cluster's barriers between the
+  /// loads and the stores, rows of 131072 reached 72-85% of the copy on the H100).
+  bool stage = false;
+  /// With `stage`: the dynamic shared memory of one CTA, its share of every cached input's
+  /// rows (`rowsPerBlock` rows, or one row's share in a cluster), one input after another.
+  unsigned stageBytes = 0;
   /// The CTAs per SM the kernel's registers must leave room for (`__launch_bounds__`'s
   /// second argument; 1: no constraint beyond the block size).
   unsigned blocksPerSm = 1;
@@ -77,6 +87,10 @@ struct ReduceSpec {
   uint64_t workspacePartials() const;
   unsigned phases() const;
 };
+
+/// With `r.stage`: the bytes of one row's share of input `t` that a CTA stages (its cached
+/// inputs: those of the whole iteration shape), else 0.
+uint64_t stagedRowBytes(const ReduceSpec &r, const SpecTensor &t);
 
 /// The plan of `k` (its ops, inputs and outputs set; `rowOp` given): the phases, the thread
 /// layout and the vector width; clusters where `clusters` (the target is sm_90 or newer);

@@ -89,7 +89,7 @@ Executable::Executable(Driver &d, const compiler::CompiledModule &m)
       if (unsigned smem = k.launch.sharedBytes; smem > raised[owner]) {
         d.check(d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(smem)),
-                "raising a GEMM kernel's shared memory limit (cuFuncSetAttribute)");
+                "raising a kernel's shared memory limit (cuFuncSetAttribute)");
         raised[owner] = smem;
       }
       functions_.push_back(f);

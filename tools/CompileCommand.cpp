@@ -42,10 +42,16 @@ void printKernel(const compiler::CompiledKernel &k, std::string &launches, bool 
           ? fmt::format("the same code as {}: launched as it, compiled once", k.entry)
           : fmt::format("compiled in {:.0f} ms{}", k.compileMs, k.cached ? " (cached)" : "");
   if (!s.gemm()) {
-    launches += fmt::format("{} {} {} {}\n", k.entry, lc.grid, lc.block, s.numel());
+    // A staged reduction (dynamic shared memory) also gives gridY, gridZ and its bytes.
+    std::string smem = lc.sharedBytes ? fmt::format(" {} {} {} reduce", lc.gridY, lc.gridZ,
+                                                    lc.sharedBytes)
+                                      : std::string();
+    launches += fmt::format("{} {} {} {}{}\n", k.entry, lc.grid, lc.block, s.numel(), smem);
     if (print)
-      fmt::print("  {:<24} {:>12} elements  grid {} x block {}; {}{}\n", s.mangled, s.numel(),
-                 lc.grid, lc.block, took, regs);
+      fmt::print("  {:<24} {:>12} elements  grid {} x block {}{}; {}{}\n", s.mangled, s.numel(),
+                 lc.grid, lc.block,
+                 lc.sharedBytes ? fmt::format(", {} B shared", lc.sharedBytes) : std::string(),
+                 took, regs);
     return;
   }
   const codegen::GemmSpec &gs = *s.gemm();

@@ -11,7 +11,7 @@ set(KFUSE_DEVICE_FILES
   math_silu.cuh math_gelu.cuh math_gelu_tanh.cuh
   gemm_el.cuh load16.cuh smem_addr.cuh cp_async.cuh ldmatrix.cuh mma_sync.cuh tile_load.cuh
   mma_tf32.cuh gemm_tc.cuh gemm_simt.cuh gemv_nk.cuh gemv_kn.cuh
-  tma.cuh wgmma.cuh gemm_wgmma.cuh gemm_decode.cuh row_reduce.cuh group_sync.cuh cluster_push.cuh)
+  tma.cuh wgmma.cuh gemm_wgmma.cuh gemm_decode.cuh row_reduce.cuh group_sync.cuh cluster_push.cuh bulk_copy.cuh)
 
 # This file's folder and kfuse's build folder, not CMAKE_SOURCE_DIR / CMAKE_BINARY_DIR:
 # under another project's add_subdirectory(kfuse) those are the other project's.

@@ -51,6 +51,7 @@ const std::map<std::string, std::vector<std::string>> kArchs = {
     {"row_reduce.cuh", {"80", "90a"}},
     {"group_sync.cuh", {"80", "90a"}},
     {"cluster_push.cuh", {"80", "90a"}},
+    {"bulk_copy.cuh", {"80", "90a"}},
 };
 
 /// Compiles each (source, arch) with NVRTC, two at a time; the error (log included) of
