@@ -51,14 +51,14 @@ struct ReduceSpec {
   /// bits in every CTA and on every run). The CTAs wait on each other, so the kernel is
   /// launched cooperatively (all resident at once). Exclusive with `cluster`.
   unsigned split = 1;
-  /// inner, cached, not split, sm_90: a CTA takes its rows one after another, and its share
+  /// A cluster's rows, cached, sm_90: a CTA takes its rows one after another, and its share
   /// of each row's cached inputs comes into shared memory through the bulk copy engine
   /// (cp.async.bulk) one row ahead: the next row's bytes arrive while this row's phases,
   /// combines and stores run, instead of after them (with a cluster's barriers between the
   /// loads and the stores, rows of 131072 reached 72-85% of the copy on the H100).
   bool stage = false;
-  /// With `stage`: the dynamic shared memory of one CTA, its share of every cached input's
-  /// rows (`rowsPerBlock` rows, or one row's share in a cluster), one input after another.
+  /// With `stage`: the dynamic shared memory of one CTA, its share of a row of every cached
+  /// input, one input after another.
   unsigned stageBytes = 0;
   /// The CTAs per SM the kernel's registers must leave room for (`__launch_bounds__`'s
   /// second argument; 1: no constraint beyond the block size).

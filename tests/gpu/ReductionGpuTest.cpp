@@ -174,25 +174,21 @@ TEST_CASE("reductions: few long rows split across the grid, launched cooperative
   CHECK(split >= 5 * 3 * 2); // quick mode's shorter rows too
 }
 
-// Rows staged in shared memory by the bulk copy engine, one row group ahead
-// (ReduceSpec::stage): more row groups than the device holds, so each CTA loops and its
-// mbarrier goes through many phases; groups of several rows with a last group cut short
-// (rows not a multiple of the rows per block), one CTA per row, clusters of CTAs per row,
-// two staged inputs (residual + RMSNorm), every composite and dtype, with NaN and
-// infinities, and the same bits from a stream launch and a CUDA graph replay. The shapes
-// are about the smallest that stage on an H100 or H200 (more than 1056 groups of 256
-// threads, 66 clusters of 8): no quick mode.
-TEST_CASE("reductions: rows staged in shared memory one group ahead, every composite and "
-          "dtype, last group cut short, clusters",
+// A cluster's rows staged in shared memory by the bulk copy engine, one row ahead
+// (ReduceSpec::stage): more rows than the device holds clusters, so each CTA loops and its
+// mbarrier goes through many phases; every composite, two staged inputs (residual +
+// RMSNorm in bf16; in f32 its 128 KB are not staged), with NaN and infinities, and the
+// same bits from a stream launch and a CUDA graph replay. 80 rows are about the fewest that
+// stage on an H100 or H200 (more than 66 clusters of 8): no quick mode.
+TEST_CASE("reductions: a cluster's rows staged in shared memory one row ahead, every "
+          "composite",
           "[gpu][reduce]") {
   struct S {
     DType t;
     int64_t m, n;
     bool special; // also with NaN and infinities among the inputs
   };
-  const S shapes[] = {{DType::BF16, 9003, 1024, true}, {DType::F16, 9003, 1024, false},
-                      {DType::F32, 4501, 1024, true},  {DType::BF16, 1100, 8192, false},
-                      {DType::BF16, 80, 131072, true}, {DType::F32, 80, 131072, false}};
+  const S shapes[] = {{DType::BF16, 80, 131072, true}, {DType::F32, 80, 131072, false}};
   int staged = 0, checked = 0;
   for (const Case &c : kCases)
     for (S s : shapes) {
@@ -204,13 +200,12 @@ TEST_CASE("reductions: rows staged in shared memory one group ahead, every compo
       REQUIRE(r);
       codegen::LaunchConfig run = p.executable().launchConfig(0);
       INFO(c.name << " " << dtypeName(s.t) << " [" << s.m << ", " << s.n << "]: stage "
-                  << r->stage << " (" << r->stageBytes << " B), " << r->rowsPerBlock()
-                  << " rows per block, cluster " << r->cluster << ", launched " << run.grid
-                  << " x " << run.block);
+                  << r->stage << " (" << r->stageBytes << " B), cluster " << r->cluster
+                  << ", launched " << run.grid << " x " << run.block);
       if (r->stage) {
         ++staged;
         CHECK(run.sharedBytes == r->stageBytes);
-        CHECK(run.grid / r->ctasPerRow() * r->rowsPerBlock() < uint64_t(s.m)); // CTAs loop
+        CHECK(run.grid / r->ctasPerRow() < uint64_t(s.m)); // CTAs loop
       }
       CHECK(runAndCheck(g, 51 + checked, false) == "");
       if (s.special)
@@ -222,8 +217,8 @@ TEST_CASE("reductions: rows staged in shared memory one group ahead, every compo
         CHECK(again[j].data == first[j].data);
       ++checked;
     }
-  CHECK(checked == 5 * 6);
-  CHECK(staged >= 5 * 5);
+  CHECK(checked == 5 * 2);
+  CHECK(staged == 5 + 4);
 }
 
 TEST_CASE("reductions: every op over columns, several axes, keepdims or not, broadcast back",

@@ -1,7 +1,7 @@
-// Rows staged in shared memory one row group ahead (ReduceSpec::stage, codegen/ReduceStage.h):
-// which reduce kernels stage their rows, what they ask of the launch, and the order of the
-// staged loop's steps in the CUDA C (the GPU suite checks the numbers:
-// tests/gpu/ReductionGpuTest.cpp, "rows staged in shared memory").
+// A cluster's rows staged in shared memory one row ahead (ReduceSpec::stage,
+// codegen/ReduceStage.h): which reduce kernels stage their rows, what they ask of the launch,
+// and the order of the staged loop's steps in the CUDA C (the GPU suite checks the numbers:
+// tests/gpu/ReductionGpuTest.cpp, "a cluster's rows staged in shared memory").
 #include "codegen/CudaCodegen.h"
 #include "codegen/KernelEmitter.h"
 #include "codegen/KernelSpec.h"
@@ -28,8 +28,8 @@ KernelSpec softmaxSpec(DType t, int64_t m, int64_t n) {
 }
 } // namespace
 
-TEST_CASE("reduce specs: rows are staged where each CTA takes several row groups, whose rows "
-          "start on 16 bytes, in at most 64 KB",
+TEST_CASE("reduce specs: a cluster's rows are staged where each CTA takes several rows, whose "
+          "shares start on 16 bytes, in at most 64 KB",
           "[reduce][codegen]") {
   struct C {
     DType t;
@@ -40,15 +40,14 @@ TEST_CASE("reduce specs: rows are staged where each CTA takes several row groups
   // The default target: 132 SMs, sm_90a.
   for (C c : {C{bf16, 4096, 131072, true, 16384 * 2}, // a cluster of 8: one row's share
               C{f32, 4096, 131072, true, 16384 * 4},
-              C{bf16, 16384, 8192, true, 8192 * 2},  // one CTA per row
-              C{bf16, 65536, 1024, true, 8 * 1024 * 2}, // 8 rows per block of 256
-              C{f32, 65536, 1024, true, 4 * 1024 * 4},
-              C{bf16, 4096, 4096, true, 2 * 4096 * 2},
-              C{bf16, 128, 4096, false, 0},    // one group per CTA: nothing to overlap
-              C{bf16, 64, 131072, false, 0},   // fewer clusters than fit
+              C{f16, 200, 65536, true, 16384 * 2},   // a cluster of 4
+              // One CTA per row or several rows per CTA: the SM's other CTAs already
+              // overlap one's loads with another's phases (8192: 9-12% slower staged).
+              C{bf16, 16384, 8192, false, 0}, C{bf16, 65536, 1024, false, 0},
+              C{bf16, 4096, 4096, false, 0},
+              C{bf16, 64, 131072, false, 0},   // fewer rows than clusters fit: one row each
               C{bf16, 1, 1 << 24, false, 0},   // split across the grid
-              C{bf16, 65536, 1001, false, 0},  // rows not on 16 bytes
-              C{f32, 65536, 1001, false, 0},
+              C{bf16, 4096, 131064, false, 0}, // 16383 vectors: no cluster divides them
               C{bf16, 256, 1 << 20, false, 0}}) { // not cached: read again per phase
     KernelSpec k = softmaxSpec(c.t, c.m, c.n);
     const ReduceSpec &r = *k.reduce();
@@ -65,11 +64,11 @@ TEST_CASE("reduce specs: rows are staged where each CTA takes several row groups
   }
 }
 
-TEST_CASE("reduce codegen: a staged row loop waits for its group, fills the registers from "
-          "shared memory, meets at a barrier, then starts the next group's copies",
+TEST_CASE("reduce codegen: a staged row loop waits for its row, fills the registers from "
+          "shared memory, meets at a barrier, then starts the next row's copies",
           "[reduce][codegen]") {
-  for (int64_t n : {int64_t(1024), int64_t(131072)}) {
-    KernelSpec k = softmaxSpec(bf16, n == 1024 ? 65536 : 4096, n);
+  for (int64_t m : {int64_t(4096), int64_t(200)}) {
+    KernelSpec k = softmaxSpec(bf16, m, m == 4096 ? 131072 : 65536);
     const ReduceSpec &r = *k.reduce();
     REQUIRE(r.stage);
     const std::string full = emitKernelSource(k);
@@ -93,17 +92,16 @@ TEST_CASE("reduce codegen: a staged row loop waits for its group, fills the regi
     // Every row's input comes from shared memory: no global load of in0 in the loop.
     CHECK(src.find("reinterpret_cast<const uint4 *>(in0") == std::string::npos);
     CHECK(src.find("kf_prefetch_l2") == std::string::npos);
-    if (r.cluster > 1) // the CTA's share of the row
-      CHECK(src.find("+ (unsigned)rank * 16384u, rows * 32768u") != std::string::npos);
-    else // the group's live rows, the last group cut short
-      CHECK(src.find("const unsigned rows = 65536u - ") != std::string::npos);
+    // The CTA's share of the row: 16384 elements of 2 bytes.
+    CHECK(src.find("+ (unsigned)rank * 16384u, 32768u, kf_saddr(&stbar));") != std::string::npos);
+    CHECK(src.find("kf_mbar_expect(kf_saddr(&stbar), 32768u);") != std::string::npos);
   }
 }
 
 TEST_CASE("reduce codegen: staged kernels of every composite and dtype compile with NVRTC, "
-          "spilling at most 8 bytes",
+          "without spills",
           "[reduce][codegen][nvrtc]") {
-  const std::pair<int64_t, int64_t> shapes[] = {{65536, 1024}, {4096, 131072}, {20000, 8192}};
+  const std::pair<int64_t, int64_t> shapes[] = {{4096, 131072}, {200, 65536}};
   for (DType t : {f32, bf16, f16})
     for (auto [m, n] : shapes) {
       Graph g("staged");
@@ -121,10 +119,8 @@ TEST_CASE("reduce codegen: staged kernels of every composite and dtype compile w
           continue;
         INFO(dtypeName(t) << " [" << m << ", " << n << "] " << k.spec.name);
         staged += r->stage;
-        // 16-bit rows of 8192: ptxas keeps LayerNorm's staged kernel at 64 registers and
-        // spills 8 bytes, where the unstaged one took 70 and spilled none.
-        CHECK(k.ptxas.spillStores <= 8);
+        CHECK(k.ptxas.spillStores == 0);
       }
-      CHECK(staged >= 2);
+      CHECK(staged >= 1);
     }
 }
