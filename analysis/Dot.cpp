@@ -215,7 +215,7 @@ void writeEdges(std::string &out, const Graph &g, const DotLayout &l) {
 std::string graphToDot(const Graph &g, const Target &d,
                        const std::vector<NamedEstimate> &estimates) {
   TrafficPlan plan = fusedTraffic(g, d);
-  applyEstimates(plan, estimates);
+  applyEstimates(plan, estimates, d);
   DotLayout layout = layoutKernels(g, plan);
   std::string out;
   out.reserve(g.nodes().size() * 160 + 256);

@@ -30,13 +30,14 @@ static void finish(KernelTraffic &k, const Target &d) {
   k.computeBound = tFlop > tMem;
 }
 
-static void total(TrafficPlan &p) {
+static void total(TrafficPlan &p, const Target &d) {
   for (const KernelTraffic &k : p.kernels) {
     p.bytesRead += k.bytesRead;
     p.bytesWritten += k.bytesWritten;
     p.flops += k.flops;
     p.seconds += k.seconds;
   }
+  p.seconds = d.graphSeconds(p.seconds, p.kernels.size());
 }
 
 TrafficPlan unfusedTraffic(const Graph &g, const Target &d) {
@@ -62,7 +63,7 @@ TrafficPlan unfusedTraffic(const Graph &g, const Target &d) {
     finish(k, d);
     p.kernels.push_back(std::move(k));
   }
-  total(p);
+  total(p, d);
   return p;
 }
 
@@ -134,7 +135,7 @@ TrafficPlan fusedTraffic(const Graph &g, const Target &d) {
   }
   for (KernelTraffic &k : p.kernels)
     finish(k, d);
-  total(p);
+  total(p, d);
   return p;
 }
 
@@ -147,7 +148,8 @@ bool estimatesDiffer(const Graph &g) {
   return false;
 }
 
-void applyEstimates(TrafficPlan &p, const std::vector<NamedEstimate> &estimates) {
+void applyEstimates(TrafficPlan &p, const std::vector<NamedEstimate> &estimates,
+                    const Target &d) {
   std::unordered_map<std::string, const NamedEstimate *> byName;
   for (const NamedEstimate &e : estimates)
     byName[e.name] = &e;
@@ -160,6 +162,7 @@ void applyEstimates(TrafficPlan &p, const std::vector<NamedEstimate> &estimates)
     }
     p.seconds += k.seconds;
   }
+  p.seconds = d.graphSeconds(p.seconds, p.kernels.size());
 }
 
 } // namespace kfuse

@@ -62,6 +62,7 @@ struct NamedEstimate {
 /// Puts each kernel of `p` whose specName is named in `estimates` at its estimate and totals `p` again, so a
 /// table, its totals and the expected times of the same kernels agree (the GEMM kernels'
 /// quantization and rates are in the estimates, not in the model).
-void applyEstimates(TrafficPlan &p, const std::vector<NamedEstimate> &estimates);
+void applyEstimates(TrafficPlan &p, const std::vector<NamedEstimate> &estimates,
+                    const Target &d);
 
 } // namespace kfuse

@@ -180,7 +180,7 @@ double CompiledModule::expectedSeconds() const {
   double s = 0;
   for (const CompiledKernel &k : kernels)
     s += k.estimate.seconds;
-  return s;
+  return target.graphSeconds(s, kernels.size());
 }
 
 std::vector<KernelSpec> CompiledModule::specs() const {

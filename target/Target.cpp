@@ -35,12 +35,12 @@ std::vector<Target> builtinTargets() {
   h100.name = "h100"; // H100 SXM's data sheet: 3.35 TB/s, 989 TFLOP/s dense bf16
   h100.bytesPerSecond = 3.35e12;
   h100.flopsPerSecond = 989e12;
-  h100.kernelSeconds = 0; // not measured
+  h100.kernelSeconds = h100.graphKernelSeconds = 0; // not measured
   Target a100 = targetFor(80, 108);
   a100.name = "a100"; // A100 SXM 80 GB's data sheet: 2.04 TB/s, 312 TFLOP/s dense bf16
   a100.bytesPerSecond = 2.04e12;
   a100.flopsPerSecond = 312e12;
-  a100.kernelSeconds = 0;
+  a100.kernelSeconds = a100.graphKernelSeconds = 0;
   Target seed = h100;
   seed.name = "seed"; // the worked numbers kfuse started from: 3.35 TB/s and 1979 TFLOP/s
   seed.flopsPerSecond = 1979e12;
@@ -79,7 +79,7 @@ Target parseTarget(std::string_view spec) {
   t.name = std::string(f[0]);
   t.bytesPerSecond = bw * 1e12;
   t.flopsPerSecond = tf * 1e12;
-  t.kernelSeconds = fixedUs * 1e-6;
+  t.kernelSeconds = t.graphKernelSeconds = fixedUs * 1e-6;
   t.smCount = static_cast<unsigned>(sms);
   return t;
 }

@@ -5,7 +5,8 @@
 /// fixed cost per kernel. User policy (TF32, tuning) is not here: compiler::CompileOptions.
 ///
 /// Built in: h200 (the default everywhere: 4.19 TB/s measured copy bandwidth, 790 TFLOP/s
-/// dense 16-bit, 4 us per kernel: the device copy's time over 134 MB - 2.15 GB moved,
+/// dense 16-bit, 4 us per kernel alone (0.9 us per further kernel of one CUDA graph:
+/// graphKernelSeconds): the device copy's time over 134 MB - 2.15 GB moved,
 /// 37.1 / 130 / 506 us measured on the H200 on 2026-12-03, is bytes / 4.19 TB/s + 4 us
 /// within 3%; sm_90a, 132 SMs), h100 (the H100 SXM's data sheet: 3.35 TB/s, 989 TFLOP/s
 /// dense bf16, sm_90a, 132 SMs; fixed cost not measured, 0), a100 (the A100 SXM 80 GB's:
@@ -43,7 +44,22 @@ struct Target {
   // --- how fast it is -----------------------------------------------------------------
   double bytesPerSecond = 4.19e12; ///< memory bandwidth (the device copy's)
   double flopsPerSecond = 790e12;  ///< dense f16/bf16 tensor-core rate (f32 accumulation)
-  double kernelSeconds = 4e-6;     ///< fixed cost per kernel: launch, first loads, last stores
+  /// Fixed cost of a kernel alone (one CUDA graph of one kernel): the graph's launch, the
+  /// first loads' latency, the drain of the last stores.
+  double kernelSeconds = 4e-6;
+  /// Fixed cost of each further kernel of the same CUDA graph: the drain of one kernel and
+  /// the start of the next (the graph's launch is paid once). h200: 0.9 us, from kfuse's
+  /// unfused and fused plans of the same blocks on the H200 (bench/results/models.md, run 3:
+  /// 0.85-1.16 us per further kernel of a few hundred KB, not the 4 us of a kernel alone).
+  /// A custom device's further kernels cost what a kernel alone does (not measured).
+  double graphKernelSeconds = 0.9e-6;
+  /// The expected time of `kernels` kernels run as one CUDA graph, whose estimates alone
+  /// (each with kernelSeconds) add up to `aloneSum`: the first pays kernelSeconds, each
+  /// further one graphKernelSeconds.
+  double graphSeconds(double aloneSum, size_t kernels) const {
+    double saved = kernelSeconds - std::min(graphKernelSeconds, kernelSeconds);
+    return kernels <= 1 ? aloneSum : aloneSum - double(kernels - 1) * saved;
+  }
   /// The peak FLOP rate of a matmul in `t`: the 16-bit tensor rate for f16/bf16; for f32,
   /// half of it on TF32 tensor cores (`tf32`), else the FFMA rate (67/989 of it, the ratio
   /// of the H100/H200 data sheets' dense figures). Elementwise work uses the FFMA rate.

@@ -145,6 +145,36 @@ TEST_CASE("devices: h200, h100, a100, seed and NAME:BW:TFLOPs[:FIXED_us[:SMS]]",
   }
 }
 
+TEST_CASE("a plan's time is its kernels' as one CUDA graph: the first pays a kernel's fixed "
+          "cost alone, each further one the graph's cost per kernel",
+          "[traffic]") {
+  // Six tanh kernels of 32 f32 each, unfused; one fused: the bytes are negligible.
+  Graph g("chain");
+  Value x = g.input("x", DType::F32, {32});
+  for (int i = 0; i < 6; ++i)
+    x = tanh(x);
+  g.output(x);
+  const Target h200 = parseTarget("h200");
+  CHECK(h200.kernelSeconds == 4e-6);
+  CHECK(h200.graphKernelSeconds == 0.9e-6);
+  TrafficPlan u = unfusedTraffic(g, h200);
+  REQUIRE(u.launches() == 6);
+  double alone = 0;
+  for (const KernelTraffic &k : u.kernels) {
+    CHECK(k.seconds > 4e-6); // each kernel alone pays the whole fixed cost
+    alone += k.seconds;
+  }
+  CHECK(u.seconds == Approx(alone - 5 * (4e-6 - 0.9e-6)));
+  CHECK(u.seconds == Approx(4e-6 + 5 * 0.9e-6).epsilon(0.01));
+  CHECK(h200.graphSeconds(7e-6, 1) == 7e-6);
+  CHECK(h200.graphSeconds(0, 0) == 0);
+  // Not measured: no fixed cost (h100), or a custom device's, paid by every kernel.
+  CHECK(unfusedTraffic(g, parseTarget("h100")).seconds < 1e-7);
+  Target custom = parseTarget("x:1:1:3");
+  CHECK(custom.graphKernelSeconds == custom.kernelSeconds);
+  CHECK(unfusedTraffic(g, custom).seconds == Approx(6 * 3e-6).epsilon(0.01));
+}
+
 TEST_CASE("a broadcast operand counts its own size; fused kernels read externals once",
           "[traffic]") {
   Graph g;
