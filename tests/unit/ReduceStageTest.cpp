@@ -6,6 +6,7 @@
 #include "codegen/KernelEmitter.h"
 #include "codegen/KernelSpec.h"
 #include "compiler/Compile.h"
+#include "unit/EveryComposite.h"
 #include "ir/Builder.h"
 #include "ir/Verifier.h"
 #include "passes/Fusion.h"
@@ -105,12 +106,7 @@ TEST_CASE("reduce codegen: staged kernels of every composite and dtype compile w
   for (DType t : {f32, bf16, f16})
     for (auto [m, n] : shapes) {
       Graph g("staged");
-      auto x = g.input("x", t, {m, n});
-      auto h = x + g.input("r", t, {m, n});
-      g.output(h);
-      g.output(rms_norm(h, g.input("w", t, {n}), 1e-6));
-      g.output(layer_norm(x, g.input("w2", t, {n}), g.input("b", t, {n}), 1e-5));
-      g.output(log_softmax(x));
+      test::addEveryComposite(g, t, m, n);
       compiler::CompiledModule mod = compiler::compile(g);
       int staged = 0;
       for (const compiler::CompiledKernel &k : mod.kernels) {
