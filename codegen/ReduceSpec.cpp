@@ -64,18 +64,18 @@ static void planStage(ReduceSpec &r, const KernelSpec &k, bool sm90, unsigned sm
   if (!sm90 || !r.inner || !r.cache || r.cluster < 2 || r.split > 1 || r.steps == 0 ||
       smCount == 0)
     return;
+  // A share starting on 16 bytes starts every row on 16 (a row is `cluster` shares).
   uint64_t bytes = 0;
   for (const SpecTensor &t : k.inputs) {
-    if (!t.full)
-      continue;
-    uint64_t size = dtypeSize(t.type.dtype);
-    if ((uint64_t(r.cols) * size) % 16 != 0 || (uint64_t(r.colsPerCta()) * size) % 16 != 0)
+    uint64_t share = t.full ? uint64_t(r.colsPerCta()) * dtypeSize(t.type.dtype) : 0;
+    if (share % 16 != 0)
       return;
-    bytes += uint64_t(r.colsPerCta()) * size;
+    bytes += share;
   }
-  uint64_t groups = (uint64_t(r.rows) + r.rowsPerBlock() - 1) / r.rowsPerBlock();
-  uint64_t resident = uint64_t(smCount) * (2048 / r.block) / r.ctasPerRow();
-  if (bytes == 0 || bytes > 64 * 1024 || groups <= resident)
+  // One row per CTA (a cluster's CTAs are blocks of 512): a CTA loops where the rows
+  // outnumber the clusters resident at once.
+  uint64_t resident = uint64_t(smCount) * (2048 / r.block) / r.cluster;
+  if (bytes == 0 || bytes > 64 * 1024 || uint64_t(r.rows) <= resident)
     return;
   r.stage = true;
   r.stageBytes = static_cast<unsigned>(bytes);
