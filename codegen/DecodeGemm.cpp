@@ -15,10 +15,18 @@ bool decodeApplies(const GemmSpec &s, const Target &target) {
 /// or BN x BK for trans_b), rows padded by 8 elements for conflict-free ldmatrix.
 size_t decodeSharedBytes(const GemmSpec &s) {
   size_t a = s.transA ? size_t(s.bk) * (16 + 8) : size_t(16) * (s.bk + 8);
+  // A persistent grid keeps the warps' partial sums apart from the ring, which streams on.
+  const size_t partials = decodeLoops(s) ? decodePartialBytes(s) : 0;
   if (s.tensorMaps()) // B by TMA: dense swizzled stages from a 1 KB boundary, mbarriers
-    return 1024 + s.stages * (size_t(s.bk) * s.bn + a) * 2 + 8 * s.stages;
+    return 1024 + s.stages * (size_t(s.bk) * s.bn + a) * 2 + (8 * s.stages + 15) / 16 * 16 + partials;
   size_t b = s.transB ? size_t(s.bn) * (s.bk + 8) : size_t(s.bk) * (s.bn + 8);
-  return s.stages * (a + b) * 2;
+  return s.stages * (a + b) * 2 + partials;
+}
+
+bool decodeLoops(const GemmSpec &s) { return s.ctas > 0 && s.ctas < decodeColumnTiles(s); }
+
+unsigned decodeColumnTiles(const GemmSpec &s) {
+  return static_cast<unsigned>(std::max<int64_t>(1, (s.N + s.bn - 1) / s.bn));
 }
 
 size_t decodePartialBytes(const GemmSpec &s) {
@@ -26,10 +34,13 @@ size_t decodePartialBytes(const GemmSpec &s) {
 }
 
 std::string decodeDescribe(const GemmSpec &s) {
-  return fmt::format("decode tensor-core mma.sync {}x{}x{}{}, {}, {} stages, {} warps", s.bm, s.bn,
+  return fmt::format("decode tensor-core mma.sync {}x{}x{}{}, {}, {} stages, {} warps{}", s.bm, s.bn,
                      s.bk, s.tensorMaps() ? " (B by TMA)" : "", s.ks > 1 ? fmt::format("K split over a {}-CTA cluster", s.ks)
                                     : std::string("no K split"),
-                     s.stages, s.warpsN);
+                     s.stages, s.warpsN,
+                     decodeLoops(s) ? fmt::format(", persistent over {} {}", s.ctas,
+                                                  s.ks > 1 ? "clusters" : "CTAs")
+                                    : std::string());
 }
 
 bool decodeTmaValid(const GemmSpec &s, const Target &target) {
@@ -40,12 +51,23 @@ bool decodeTmaValid(const GemmSpec &s, const Target &target) {
          s.N < (int64_t(1) << 32) && double(s.K) * double(s.N) * 2 < 0x1p40;
 }
 
-/// CTAs of `s` the device runs at once: one per SM with B by TMA (measured fastest), else as
-/// many as fit, at most two.
+/// CTAs of `s` one SM runs at once: one with B by TMA (measured fastest), else as many as
+/// fit, at most two.
+static unsigned decodePerSM(const GemmSpec &s, const Target &target) {
+  return std::min(s.tensorMaps() ? 1u : 2u, blocksPerSM(target, s.sharedBytes(), s.threads()));
+}
 static double decodeSlots(const GemmSpec &s, const Target &target) {
-  return std::min(s.tensorMaps() ? 1.0 : 2.0,
-                  double(blocksPerSM(target, s.sharedBytes(), s.threads()))) *
-         target.smCount;
+  return double(decodePerSM(s, target)) * target.smCount;
+}
+/// Clusters of `ks` CTAs the device holds at once. A cluster's CTAs share one GPC; Hopper's
+/// GPCs hold 16 to 18 SMs, so clusters of more than 2 are counted per 16 SMs (132 SMs hold
+/// 32 clusters of 4, not 33; 16 of 8).
+static unsigned decodeClusterSlots(const GemmSpec &s, const Target &target, unsigned ks) {
+  constexpr unsigned gpcSMs = 16;
+  const unsigned perSM = decodePerSM(s, target);
+  if (ks <= 2 || target.smCount < gpcSMs)
+    return std::max(1u, target.smCount * perSM / ks);
+  return std::max(1u, target.smCount / gpcSMs * (gpcSMs * perSM / ks));
 }
 /// Column tiles of `s` over every batch: its CTAs without a K split.
 static double decodeUnits(const GemmSpec &s) {
@@ -66,15 +88,28 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
   if (tma) // boxes of 64 columns x BK rows of [K, N], or 64 of K x BN rows of [N, K]
     s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), bn)
                       : makeTmaOperand(s.K, s.N, operandMatrices(s, s.strideB, s.K * s.N), bk);
+  // One matrix: a persistent grid of as many clusters as the device holds at once, where the
+  // column tiles are more (each CTA's ring then runs on from one tile to its next). A batch
+  // keeps one CTA per column tile and matrix (grid z), as many waves as that takes.
+  const unsigned tiles = decodeColumnTiles(s);
+  s.ctas = tiles;
+  if (s.batch() == 1 && decodeClusterSlots(s, target, ks) < tiles) {
+    s.ctas = tiles - 1; // persistent: the partial sums' own region counts in what fits
+    s.ctas = std::min(tiles, decodeClusterSlots(s, target, ks));
+  }
   const double slots = decodeSlots(s, target), units = decodeUnits(s), ctas = units * s.ks;
   s.why = fmt::format(
       "M={} <= 16, {} on sm_{}: memory-bound on the {:.0f} weight bytes, streamed once; tensor "
       "cores (rows >= M are zeros, so M=16 costs what M=1 does); {:.0f} {}-column tiles x {} = "
-      "{:.0f} CTAs for {:.0f} slots ({:.0f} per SM on {} SMs): {:.2f} waves{}",
+      "{:.0f} CTAs for {:.0f} slots ({} per SM on {} SMs): {}{}",
       s.M, dtypeName(s.dtype), target.sm,
       double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()), units, s.bn,
       s.ks > 1 ? fmt::format("a {}-CTA cluster along K", s.ks) : std::string("no K split"), ctas,
-      slots, slots / target.smCount, target.smCount, ctas / slots,
+      slots, decodePerSM(s, target), target.smCount,
+      decodeLoops(s) ? fmt::format("persistent, {} {} of {} taking {}-{} column tiles each", s.ctas,
+                                   s.ks > 1 ? "clusters" : "CTAs", s.ks, tiles / s.ctas,
+                                   (tiles + s.ctas - 1) / s.ctas)
+                     : fmt::format("{:.2f} waves", ctas / slots),
       target.sm >= 90 ? "" : " (no thread-block clusters before sm_90)");
 }
 
@@ -83,6 +118,25 @@ bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsi
   // Clusters (distributed shared memory) exist from sm_90; at most 8 CTAs (portable size);
   // every rank must get a k tile.
   return ks == 1 || (target.sm >= 90 && ks <= 8 && ks <= kt && (ks - 1) * std::ceil(kt / ks) < kt);
+}
+
+/// A batch's K split: one CTA per column tile and matrix, so the cluster size KS whose CTA
+/// count fills the most of its last wave (efficiency = waves / ceil(waves)); a larger KS must
+/// beat a smaller one by 2% (each slice adds a pipeline fill and a partial-sum exchange).
+static void chooseBatchedSplit(GemmSpec &s, const Target &target, unsigned warps, bool tma) {
+  const double slots = decodeSlots(s, target), units = decodeUnits(s);
+  auto efficiency = [&](double ks) {
+    double w = units * ks / slots;
+    return w / std::ceil(w);
+  };
+  unsigned best = 1;
+  double bestEff = efficiency(1);
+  for (unsigned ks = 2; ks <= 8; ++ks)
+    if (decodeSplitValid(s, target, ks, s.bk) && efficiency(ks) > bestEff + 0.02) {
+      best = ks;
+      bestEff = efficiency(ks);
+    }
+  configureDecode(s, target, 64, s.bk, s.stages, best, warps, tma);
 }
 
 void chooseDecode(GemmSpec &s, const Target &target) {
@@ -100,24 +154,31 @@ void chooseDecode(GemmSpec &s, const Target &target) {
   const bool tma = decodeTmaValid(s, target);
   const unsigned warps = tma ? 8 : 4;
   configureDecode(s, target, 64, tma ? 256 : 128, target.sm >= 90 ? 4 : 3, 1, warps, tma);
-  const double slots = decodeSlots(s, target), units = decodeUnits(s);
-  // Memory-bound: what matters is that every wave of CTAs is (nearly) full, so pick the
-  // cluster size KS (K slices) whose CTA count fills the most of its last wave: efficiency
-  // = waves / ceil(waves). A larger KS must beat a smaller one by 2% (each slice adds a
-  // pipeline fill and a partial-sum exchange).
-  // [1 or 16, 8192] x [8192, 8192] on 132 SMs: 128 column tiles, 0.97 of one wave without
-  // a split (TMA, one CTA per SM); with cp.async (two per SM) KS=2 gives 256 CTAs for 264.
-  auto efficiency = [&](double ks) {
-    double w = units * ks / slots;
-    return w / std::ceil(w);
-  };
+  if (s.batch() > 1) {
+    chooseBatchedSplit(s, target, warps, tma);
+    return;
+  }
+  // One matrix, a persistent grid (configureDecode): memory-bound, so what decides is the
+  // k tiles on the busiest CTA's path, rounds x (its k tiles per column tile + 1), the + 1
+  // for what each column tile adds beyond its loads (the warps' and the cluster's partial
+  // sums, the epilogue; the next tile's loads stream meanwhile). A column tile split over KS
+  // CTAs shortens a CTA's path KS-fold at one cluster per KS SMs. Least cost, then least KS.
+  // Few column tiles (k_proj 4096 -> 1024: 16) take a cluster of 8 to put 128 SMs to work;
+  // many (gate_proj 4096 -> 14336: 224) no split, 132 persistent CTAs taking 1-2 each.
+  const double kt = std::ceil(double(s.K) / s.bk);
   unsigned best = 1;
-  double bestEff = efficiency(1);
-  for (unsigned ks = 2; ks <= 8; ++ks)
-    if (decodeSplitValid(s, target, ks, s.bk) && efficiency(ks) > bestEff + 0.02) {
+  double bestCost = 0;
+  for (unsigned ks = 1; ks <= 8; ++ks) {
+    if (!decodeSplitValid(s, target, ks, s.bk))
+      continue;
+    configureDecode(s, target, 64, s.bk, s.stages, ks, warps, tma);
+    const double rounds = std::ceil(double(decodeColumnTiles(s)) / s.ctas);
+    const double cost = rounds * (std::ceil(kt / ks) + 1);
+    if (ks == 1 || cost < bestCost) {
       best = ks;
-      bestEff = efficiency(ks);
+      bestCost = cost;
     }
+  }
   configureDecode(s, target, 64, s.bk, s.stages, best, warps, tma);
 }
 
@@ -129,9 +190,9 @@ std::string decodeKernelAttributes(const GemmSpec &s) {
 
 std::string decodeGemmCall(const GemmSpec &s, const std::string &head, const std::string &epiType,
                            const std::string &args) {
-  return fmt::format("kf_gemm_decode<{}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head,
+  return fmt::format("kf_gemm_decode<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head,
                      s.transB ? "true" : "false", s.bn, s.bk, s.stages, s.warpsN, s.ks,
-                     s.tensorMaps() ? "true" : "false", epiType, args);
+                     s.tensorMaps() ? "true" : "false", s.ctas, epiType, args);
 }
 
 } // namespace kfuse::codegen

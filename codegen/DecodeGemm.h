@@ -14,11 +14,14 @@ namespace kfuse::codegen {
 
 /// Whether the decode kernel serves this problem on `target` (f16/bf16, sm >= 80, M <= 16).
 bool decodeApplies(const GemmSpec &s, const Target &target);
-/// Fills the tile, stages, warps, cluster split (s.ks) and `why` of a Decode spec.
+/// Fills the tile, stages, warps, cluster split (s.ks), grid (s.ctas) and `why` of a Decode
+/// spec.
 void chooseDecode(GemmSpec &s, const Target &target);
 /// A Decode spec with BN columns per CTA, BK of K per stage (128 or 256; BK / 16 must
 /// divide by `warps`), `stages`, a K split over `ks` CTAs and `warps` warps.
-/// With `tma` (decodeTmaValid), B streams through the bulk tensor copy engine.
+/// With `tma` (decodeTmaValid), B streams through the bulk tensor copy engine. The grid along
+/// x (s.ctas): one CTA (cluster) per column tile, or for one matrix whose column tiles
+/// outnumber the clusters the device holds at once, that many, persistent.
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma);
 /// Whether B can stream by TMA on `target`: sm_90, 16-byte rows, TMA's size limits.
@@ -27,6 +30,11 @@ bool decodeTmaValid(const GemmSpec &s, const Target &target);
 /// rank without work).
 bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsigned bk);
 size_t decodeSharedBytes(const GemmSpec &s);
+/// BN-column tiles of one matrix of C (at least 1).
+unsigned decodeColumnTiles(const GemmSpec &s);
+/// Whether the grid is persistent: fewer CTAs along x (s.ctas) than column tiles, each CTA
+/// taking several in turn with its ring streaming on.
+bool decodeLoops(const GemmSpec &s);
 /// Bytes of every warp's M x BN partial sums (rows padded to BN + 8 floats), which reuse the
 /// ring: a configuration is valid only where they fit in it (kf_gemm_decode's static_assert).
 size_t decodePartialBytes(const GemmSpec &s);

@@ -47,8 +47,10 @@ public:
     c.block = s.threads();
     c.grid = ceilDiv(s.N, s.bn);
     c.gridY = s.kernel == GemmKernel::Gemv ? 1 : ceilDiv(s.M, s.bm);
-    if (s.kernel == GemmKernel::Decode) // y: the K slices, one cluster (gridY == cluster size)
+    if (s.kernel == GemmKernel::Decode) { // y: the K slices, one cluster (gridY == cluster size)
+      c.grid = s.ctas; // x: a CTA per column tile, or fewer, persistent (decodeLoops)
       c.gridY = s.ks;
+    }
     c.gridZ = static_cast<unsigned>(s.batch());
     if (s.kernel == GemmKernel::Wgmma) { // persistent: one CTA per SM, looping over tiles
       c.grid = s.ctas;

@@ -1,16 +1,20 @@
-// kfuse-provides: kf_decode_epilogue kf_gemm_decode
+// kfuse-provides: kf_decode_epilogue kf_decode_tile kf_gemm_decode
 // kfuse-requires: smem_addr.cuh cp_async.cuh ldmatrix.cuh mma_sync.cuh tile_load.cuh tma.cuh
 
 // ---- Small-M (decode) tensor-core GEMM: C[M <= 16, N] = A[M, K] B[K, N] (+ epilogue).
-// Grid: x = BN-column tiles of C, y = KS slices of K (one thread-block cluster of KS CTAs
-// along y when KS > 1, sm_90 only), z = batch. Each CTA streams its BK x BN weight tiles
+// Grid: x = GX CTAs (clusters) over the NT BN-column tiles of C, y = KS slices of K (one
+// thread-block cluster of KS CTAs along y when KS > 1, sm_90 only), z = batch. With GX < NT
+// the grid is persistent: CTA x takes column tiles x, x + GX, ... and its ring runs on
+// across them, so the next tile's weights stream in while this one's partial sums meet and
+// its epilogue runs (no pipeline fill per tile). Each CTA streams its BK x BN weight tiles
 // exactly once through an ST-stage cp.async ring, A's M x BK slice (tiny, from L2) beside
 // them; its WARPS warps split each stage's BK into k16 steps and keep f32 accumulators for
 // all BN columns: ldmatrix A (the 16-row fragment's rows >= M are zeros, never loaded) and
-// B (.trans for B as [K, N]), mma.sync m16n8k16. The warps' partials meet in shared memory,
-// the cluster's through distributed shared memory: rank r sums a 1/KS share of the M x BN
-// results over every rank (in rank order: deterministic) and applies the epilogue to each
-// exactly once. No global workspace, no atomics.
+// B (.trans for B as [K, N]), mma.sync m16n8k16. The warps' partials meet in shared memory
+// (the ring's, or their own region after it when the grid is persistent), the cluster's
+// through distributed shared memory: rank r sums a 1/KS share of the M x BN results over
+// every rank (in rank order: deterministic) and applies the epilogue to each exactly once.
+// No global workspace, no atomics.
 
 // Applies the epilogue to elements [e0, e1) (e = m * BN + column) of this CTA's M x BN
 // result, sum(e) giving each one's accumulated value, PER elements per thread: all of a
@@ -34,10 +38,72 @@ static __device__ __forceinline__ void kf_decode_epilogue(int e0, int e1, int n0
   }
 }
 
+// The end of one column tile of kf_gemm_decode (columns n0.., its k tiles all accumulated in
+// `acc`): the warps' partials into `red` ([WARPS][M][BN + 8] floats), summed over warps and
+// (KS > 1) over the cluster's ranks, the epilogue applied once per element; `acc` is zeroed
+// for the next tile. Without LOOP `red` is the ring, drained first.
+template <int M, int BN, int N, int WARPS, int KS, bool LOOP, class Epi>
+static __device__ __forceinline__ void kf_decode_tile(float *red, float (&acc)[BN / 8][4], int n0, int rank,
+                                                      unsigned long long cbase, const Epi &epi) {
+  constexpr int THREADS = 32 * WARPS, NI = BN / 8, E = M * BN, LDR = BN + 8, EP = M * LDR;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  if (!LOOP)
+    kf_cp_wait<0>();
+  __syncthreads(); // every warp is done with the ring (without LOOP it now holds the partials)
+  const int g = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int j = 0; j < NI; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = g + h * 8;
+      if (m < M)
+        *reinterpret_cast<float2 *>(red + warp * EP + m * LDR + j * 8 + t4 * 2) =
+            make_float2(acc[j][2 * h], acc[j][2 * h + 1]);
+      acc[j][2 * h] = acc[j][2 * h + 1] = 0.0f;
+    }
+  __syncthreads();
+  auto at = [](int e) { return e / BN * LDR + e % BN; }; // element e = m * BN + col of red
+  if (KS == 1) {
+    kf_decode_epilogue<(E + THREADS - 1) / THREADS, BN, N, THREADS>(0, E, n0, cbase, epi, [&](int e) {
+      float v = red[at(e)];
+#pragma unroll
+      for (int w = 1; w < WARPS; ++w)
+        v += red[w * EP + at(e)];
+      return v;
+    });
+  } else {
+    // This CTA's partial into red[at(e)]: only its owner thread reads and writes it.
+    for (int e = tid; e < E; e += THREADS) {
+      float v = red[at(e)];
+#pragma unroll
+      for (int w = 1; w < WARPS; ++w)
+        v += red[w * EP + at(e)];
+      red[at(e)] = v;
+    }
+    kf_cluster_sync(); // every rank's partial is complete and visible to the cluster
+    constexpr int EPR = (E + KS - 1) / KS;
+    unsigned base[KS];
+#pragma unroll
+    for (int q = 0; q < KS; ++q)
+      base[q] = kf_cluster_addr(kf_saddr(red), q);
+    kf_decode_epilogue<(EPR + THREADS - 1) / THREADS, BN, N, THREADS>(rank * EPR, min(E, (rank + 1) * EPR), n0, cbase, epi, [&](int e) {
+      float v = 0.0f;
+#pragma unroll
+      for (int q = 0; q < KS; ++q)
+        v += kf_ld_cluster_f32(base[q] + 4u * at(e));
+      return v;
+    });
+    // No CTA exits (freeing its shared memory) or writes its next tile's partials while
+    // others still read these. The reads are complete (their values are used above), so the
+    // arrive needs no release.
+    kf_cluster_sync_relaxed();
+  }
+}
+
 // TMB (sm_90): B arrives by TMA instead, one thread issuing each stage's boxes (128-byte
 // swizzle: 64 columns of [K, N] x BK rows, or 64 of K x BN rows of [N, K]) on the stage's
 // mbarrier, `zb` its matrix in the tensor map; ldmatrix then reads the swizzled rows.
-template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, bool TMB, class Epi>
+template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, bool TMB, int GX, class Epi>
 static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__restrict__ A, const unsigned short *__restrict__ B,
                                                       const kf_tmap *tmB, int zb, unsigned long long cbase, const Epi &epi) {
   constexpr int THREADS = 32 * WARPS, NI = BN / 8, KSW = BK / 16 / WARPS;
@@ -46,9 +112,12 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   constexpr int A_R = TA ? BK : 16, A_C = TA ? 16 : BK, A_LD = A_C + 8;
   constexpr int B_R = TB ? BN : BK, B_C = TB ? BK : BN, B_LD = B_C + 8;
   constexpr int A_ST = A_R * A_LD, B_ST = B_R * B_LD;
-  constexpr int KT = (K + BK - 1) / BK, KTC = (KT + KS - 1) / KS, E = M * BN;
+  constexpr int KT = (K + BK - 1) / BK, KTC = (KT + KS - 1) / KS;
   constexpr int B_TMA = BK * BN; // elements of a TMA stage (dense, swizzled)
-  static_assert(WARPS * M * (BN + 8) * 4 <= ST * (A_ST + (TMB ? B_TMA : B_ST)) * 2, "the partial sums reuse the ring");
+  constexpr int NT = (N + BN - 1) / BN;
+  constexpr bool LOOP = GX < NT; // persistent: more than one column tile per CTA
+  static_assert(GX >= 1, "decode grid");
+  static_assert(LOOP || WARPS * M * (BN + 8) * 4 <= ST * (A_ST + (TMB ? B_TMA : B_ST)) * 2, "the partial sums reuse the ring");
   static_assert(!TMB || (BN % 64 == 0 && BK % 64 == 0), "TMA boxes are 64 elements wide");
   extern __shared__ __align__(16) unsigned short kf_smem[];
   // cp.async: A's ring, then B's. TMA: B's ring at the first 1 KB boundary (the swizzle
@@ -57,9 +126,13 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   unsigned short *sA = TMB ? aligned + ST * B_TMA : kf_smem, *sB = TMB ? aligned : kf_smem + ST * A_ST;
   const unsigned bars = kf_saddr(sA + ST * A_ST);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int n0 = blockIdx.x * BN;
   const int rank = KS > 1 ? (int)kf_cluster_rank() : 0;
-  const int kt0 = rank * KTC, nt = min(KT, kt0 + KTC) - kt0; // this CTA's k tiles
+  const int kt0 = rank * KTC, nt = min(KT, kt0 + KTC) - kt0; // this CTA's k tiles of a column tile
+  // This CTA's column tiles: blockIdx.x, + GX, ... (one without LOOP); its ring runs over
+  // their k tiles in order, f = u * nt + k tile.
+  const int units = LOOP ? ((int)blockIdx.x < NT ? (NT - 1 - (int)blockIdx.x) / GX + 1 : 0) : 1;
+  const int total = units * nt;
+  auto col0 = [&](int u) { return ((int)blockIdx.x + u * GX) * BN; };
   // The fragment rows >= M (A^T: whole chunks of columns >= M) are never loaded: zero them
   // once in every stage. No overlap with what the loads write, so no barrier before them.
   if (TA) {
@@ -78,8 +151,8 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
   }
-  auto load = [&](int s, int kt) {
-    const int k0 = kt * BK;
+  auto load = [&](int s, int f) {
+    const int k0 = (kt0 + f % nt) * BK, n0 = col0(f / nt);
     if (TA)
       kf_tile_load<unsigned short, BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
     else
@@ -117,18 +190,22 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
       acc[j][q] = 0.0f;
 #pragma unroll
   for (int s = 0; s < ST - 1; ++s) {
-    if (s < nt)
-      load(s, kt0 + s);
+    if (s < total)
+      load(s, s);
     kf_cp_commit();
   }
+  // The warps' partial sums (kf_decode_tile): without LOOP they reuse the ring once it is
+  // drained; with it, their own region after the ring (and TMA's mbarriers).
+  float *const red = reinterpret_cast<float *>(
+      LOOP ? (TMB ? sA + ST * A_ST + (8 * ST + 15) / 16 * 8 : sB + ST * B_ST) : aligned);
   const int mat = lane / 8, r8 = lane % 8;
-  for (int i = 0; i < nt; ++i) {
+  for (int i = 0; i < total; ++i) {
     kf_cp_wait<ST - 2>();
     __syncthreads(); // tile i landed for all; every warp is done with tile i-1's stage
     if constexpr (TMB)
       kf_mbar_wait(bars + 8 * (i % ST), (i / ST) & 1);
-    if (i + ST - 1 < nt)
-      load((i + ST - 1) % ST, kt0 + i + ST - 1);
+    if (i + ST - 1 < total)
+      load((i + ST - 1) % ST, i + ST - 1);
     kf_cp_commit();
     const unsigned short *a = sA + (i % ST) * A_ST, *b = sB + (i % ST) * (TMB ? B_TMA : B_ST);
     const unsigned bs = kf_saddr(b);
@@ -160,57 +237,7 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
       for (int j = 0; j < NI; ++j)
         kf_mma<DT>(acc[j], af, bf[j]);
     }
-  }
-  kf_cp_wait<0>();
-  __syncthreads(); // every warp is done with the ring: it now holds the partial sums
-  // [WARPS][M][LDR]: rows padded to LDR = BN + 8 floats (8 mod 32 banks), so each half-warp's
-  // float2 stores of (g, 2t..2t+1) hit 32 distinct banks.
-  constexpr int LDR = BN + 8, EP = M * LDR;
-  float *red = reinterpret_cast<float *>(aligned);
-  const int g = lane / 4, t4 = lane % 4;
-#pragma unroll
-  for (int j = 0; j < NI; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int m = g + h * 8;
-      if (m < M)
-        *reinterpret_cast<float2 *>(red + warp * EP + m * LDR + j * 8 + t4 * 2) =
-            make_float2(acc[j][2 * h], acc[j][2 * h + 1]);
-    }
-  __syncthreads();
-  auto at = [](int e) { return e / BN * LDR + e % BN; }; // element e = m * BN + col of red
-  if (KS == 1) {
-    kf_decode_epilogue<(E + THREADS - 1) / THREADS, BN, N, THREADS>(0, E, n0, cbase, epi, [&](int e) {
-      float v = red[at(e)];
-#pragma unroll
-      for (int w = 1; w < WARPS; ++w)
-        v += red[w * EP + at(e)];
-      return v;
-    });
-  } else {
-    // This CTA's partial into red[at(e)]: only its owner thread reads and writes it.
-    for (int e = tid; e < E; e += THREADS) {
-      float v = red[at(e)];
-#pragma unroll
-      for (int w = 1; w < WARPS; ++w)
-        v += red[w * EP + at(e)];
-      red[at(e)] = v;
-    }
-    kf_cluster_sync(); // every rank's partial is complete and visible to the cluster
-    constexpr int EPR = (E + KS - 1) / KS;
-    unsigned base[KS];
-#pragma unroll
-    for (int q = 0; q < KS; ++q)
-      base[q] = kf_cluster_addr(kf_saddr(red), q);
-    kf_decode_epilogue<(EPR + THREADS - 1) / THREADS, BN, N, THREADS>(rank * EPR, min(E, (rank + 1) * EPR), n0, cbase, epi, [&](int e) {
-      float v = 0.0f;
-#pragma unroll
-      for (int q = 0; q < KS; ++q)
-        v += kf_ld_cluster_f32(base[q] + 4u * at(e));
-      return v;
-    });
-    // No CTA exits (freeing its shared memory) while others still read it. The reads are
-    // complete (their values are used above), so the arrive needs no release.
-    kf_cluster_sync_relaxed();
+    if (i % nt == nt - 1)
+      kf_decode_tile<M, BN, N, WARPS, KS, LOOP>(red, acc, col0(i / nt), rank, cbase, epi);
   }
 }

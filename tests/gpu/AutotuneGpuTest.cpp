@@ -2,6 +2,7 @@
 // the fastest is kept and cached, the tuned program still computes what the interpreter
 // does, and a second run takes the cached choice without measuring.
 #include "GpuHarness.h"
+#include "codegen/DecodeGemm.h"
 #include "codegen/GemmTuning.h"
 #include "ir/Builder.h"
 #include "ir/Random.h"
@@ -128,10 +129,18 @@ TEST_CASE("autotune: every candidate configuration is correct", "[gpu][gemm][tun
     std::vector<codegen::GemmSpec> cands = codegen::gemmCandidates(*k.gemm(), t);
     // The Hopper problem's 15 tiles fit one per CTA; each candidate again on 4 CTAs takes
     // 3-4 tiles per CTA (ping-pong: 1-2 per consumer, one consumer with one tile more).
+    // Each decode candidate again as a persistent grid of 3 CTAs (clusters) along x: 3-6 of
+    // the 3-16 column tiles each, the ring streaming on from one to the next.
     for (size_t i = 0, n = cands.size(); i < n; ++i)
       if (cands[i].kernel == codegen::GemmKernel::Wgmma) {
         cands.push_back(cands[i]);
         cands.back().ctas = 4;
+      } else if (cands[i].kernel == codegen::GemmKernel::Decode && codegen::decodeColumnTiles(cands[i]) > 3) {
+        codegen::GemmSpec c = cands[i];
+        c.ctas = 3;
+        REQUIRE(codegen::decodeLoops(c));
+        if (c.sharedBytes() <= t.sharedPerBlock())
+          cands.push_back(c);
       }
     std::vector<codegen::KernelSpec> specs;
     for (size_t i = 0; i < cands.size(); ++i) {

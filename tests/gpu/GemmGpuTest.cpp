@@ -6,6 +6,7 @@
 // by point in float64 where the graph is too big for the interpreter).
 #include "GemmHarness.h"
 
+#include "codegen/DecodeGemm.h"
 #include "codegen/GemmTuning.h"
 #include "codegen/KernelSpec.h"
 #include "ir/Builder.h"
@@ -114,6 +115,26 @@ TEST_CASE("GEMM: the decode kernel on the benchmark shapes and batched (clusters
         CHECK(r.specs[0].gemm()->tensorMaps() == 1);
       CHECK(checkSampled(*g, r, 2000, 4100 + run) == "");
     }
+  // Model layers whose column tiles outnumber the CTAs (clusters) the device holds: on
+  // sm_90 a persistent grid, each CTA taking several tiles with its ring streaming on.
+  // gate_proj-sized 4096 -> 14336 (224 tiles, no K split, 132 CTAs) and down_proj-sized
+  // 24576 -> 3072 (48 tiles over 16 clusters of 8), + bias + relu, both layouts, sampled.
+  struct Layer {
+    int64_t N, K;
+  };
+  for (Layer l : {Layer{14336, 4096}, Layer{3072, 24576}})
+    for (int64_t M : {1, 16})
+      for (bool tb : {false, true}) {
+        auto g = gemmGraph(DType::BF16, {M, l.K}, tb ? Shape{l.N, l.K} : Shape{l.K, l.N},
+                           {false, tb}, Epi::BiasRelu);
+        RunResult r = runOnGpu(*g, 4300 + run++);
+        REQUIRE(r.specs[0].gemm());
+        const codegen::GemmSpec &s = *r.specs[0].gemm();
+        INFO("M=" << M << " N=" << l.N << " K=" << l.K << " transB=" << tb << " " << s.describe());
+        if (d.ccMajor == 9)
+          CHECK(codegen::decodeLoops(s));
+        CHECK(checkSampled(*g, r, 2000, 4400 + run) == "");
+      }
   // Batches on grid z beside the cluster on y: a [2,1,M,K] x b [3,K,N] (or [3,N,K]) with a
   // residual epilogue, and a broadcast bias.
   for (int64_t M : {3, 16})
