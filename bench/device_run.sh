@@ -34,6 +34,14 @@
 #                               on AB_SHAPES (default the four large shapes, long rows first),
 #                               every case, both dtypes, until AB_TIMEOUT (default 330 s);
 #                               ab-SHAPE.txt per shape in $OUT
+#   bench/device_run.sh decode-ab  a decode kernel change in one call: the GPU cases tagged
+#                               [gemm] (DECODE_SUITE_TIMEOUT, default 200 s), then
+#                               bench/reductions/ab.sh (any .kf files) of KFUSE_A against
+#                               build/bin/kfuse on the models' decode cases (bench/models,
+#                               DECODE_T default 1; DECODE_LAYERS default the blocks, gate_proj
+#                               with its activation, GPT-2's c_fc, c_proj and lm_head) until
+#                               AB_TIMEOUT (default 300 s);
+#                               ab-decode.txt in $OUT
 #   bench/device_run.sh python  issue 21: the Python package's tests on torch CUDA tensors and
 #                               transformers' LlamaMLP, and bench/python/run.py (kfuse vs
 #                               eager vs Inductor, host cost per call); python.md in $OUT
@@ -144,9 +152,28 @@ case "${1:-}" in
       cat "$out/ab-$shape.txt"
     done
     exit $rc ;;
+  decode-ab)
+    rc=0
+    tmp=$(mktemp -d)
+    SPEC='[gemm]' timeout -k 10 "${DECODE_SUITE_TIMEOUT:-200}" tools/gpu_suite.sh "$bin" "$tmp" \
+      >"$out/decode-suite.txt" 2>&1 || rc=1
+    tar -czf "$out/decode-suite.tar.gz" -C "$tmp" .
+    tail -n 3 "$out/decode-suite.txt"; grep -h '^FAIL' "$out/decode-suite.txt"
+    [ -x "${KFUSE_A:-}" ] || { echo "decode-ab: KFUSE_A is not an executable" >&2; exit 2; }
+    kf=$(mktemp -d)
+    # Each model's block, its gate_proj (or c_fc) with the activation, GPT-2's c_proj with its
+    # bias and lm_head (the larger vocabularies' weights take long to fill on the host).
+    python3 bench/models/models.py --T "${DECODE_T:-1}" --layers "${DECODE_LAYERS:-mlp,gate_proj,mlp.c_fc,mlp.c_proj}" \
+      --out "$kf" >/dev/null || rc=1
+    python3 bench/models/models.py --T "${DECODE_T:-1}" --models gpt2_xl --layers lm_head --out "$kf" >/dev/null || rc=1
+    [ -n "${DECODE_LAYERS:-}" ] || rm -f "$kf"/*gate_proj__bare* "$kf"/*c_fc__bare* "$kf"/*c_fc__bias* "$kf"/*c_proj__bare*
+    REPS=${REPS:-20} timeout -k 5 "${AB_TIMEOUT:-300}" bench/reductions/ab.sh "$KFUSE_A" "$bin/kfuse" "$kf" \
+      >"$out/ab-decode.txt" 2>&1 || rc=1
+    cat "$out/ab-decode.txt"
+    exit $rc ;;
   python)
     # issue 21: the Python package and torch.compile(backend="kfuse") (python/tests/device_check.sh)
     OUT=$out bash python/tests/device_check.sh
     exit $? ;;
-  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|reduce-ab|epilogue|python" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|reduce-ab|decode-ab|epilogue|python" >&2; exit 2 ;;
 esac
