@@ -9,7 +9,8 @@
 /// graphKernelSeconds): the device copy's time over 134 MB - 2.15 GB moved,
 /// 37.1 / 130 / 506 us measured on the H200 on 2026-12-03, is bytes / 4.19 TB/s + 4 us
 /// within 3%; sm_90a, 132 SMs), h100 (the H100 SXM's data sheet: 3.35 TB/s, 989 TFLOP/s
-/// dense bf16, sm_90a, 132 SMs; fixed cost not measured, 0), a100 (the A100 SXM 80 GB's:
+/// dense bf16, sm_90a, 132 SMs; 4 us per kernel alone and 1.1 us per further kernel of one
+/// graph, measured on an H100 on 2026-12-07), a100 (the A100 SXM 80 GB's:
 /// 2.04 TB/s, 312 TFLOP/s, sm_80, 108 SMs) and seed (the worked numbers kfuse started
 /// from: 3.35 TB/s and 1979 TFLOP/s, ridge 591 FLOP/byte, no fixed cost). Any other device
 /// is written `NAME:BW_TBps:TFLOPs[:FIXED_us[:SMS]]`, e.g. `l40s:0.864:362:4:142` (sm_90a
@@ -50,8 +51,8 @@ struct Target {
   /// Fixed cost of each further kernel of the same CUDA graph: the drain of one kernel and
   /// the start of the next (the graph's launch is paid once). h200: 0.9 us, from kfuse's
   /// unfused and fused plans of the same blocks on the H200 (bench/results/models.md, run 3:
-  /// 0.85-1.16 us per further kernel of a few hundred KB, not the 4 us of a kernel alone).
-  /// A custom device's further kernels cost what a kernel alone does (not measured).
+  /// 0.85-1.16 us per further kernel of a few hundred KB, not the 4 us of a kernel alone);
+  /// h100: 1.1 us (bench/graphgap/run.sh on an H100: 1.03-1.16 us). A custom device's further kernels cost what a kernel alone does (not measured).
   double graphKernelSeconds = 0.9e-6;
   /// The expected time of `kernels` kernels run as one CUDA graph, whose estimates alone
   /// (each with kernelSeconds) add up to `aloneSum`: the first pays kernelSeconds, each
