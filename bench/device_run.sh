@@ -37,7 +37,7 @@
 #   bench/device_run.sh decode-ab  a decode kernel change in one call: the GPU cases tagged
 #                               [gemm] (DECODE_SUITE_TIMEOUT, default 200 s; 0 skips them), then
 #                               bench/reductions/ab.sh (any .kf files) of KFUSE_A against
-#                               build/bin/kfuse on the models' decode cases (bench/models,
+#                               build/bin/kfuse (and KFUSE_MORE, comma-separated) on the models' decode cases (bench/models,
 #                               DECODE_T default 1; DECODE_LAYERS default the blocks, gate_proj
 #                               with its activation, GPT-2's c_fc, c_proj and lm_head) until
 #                               AB_TIMEOUT (default 300 s);
@@ -180,7 +180,7 @@ case "${1:-}" in
         for f in "$kf/${c}__t"*.kf; do [ -f "$f" ] && mv "$f" "$kf/$(printf %02d $i)_$(basename "$f")"; done
       done
     fi
-    REPS=${REPS:-20} timeout -k 5 "${AB_TIMEOUT:-300}" bench/reductions/ab.sh "$KFUSE_A" "$bin/kfuse" "$kf" \
+    REPS=${REPS:-20} timeout -k 5 "${AB_TIMEOUT:-300}" bench/reductions/ab.sh "$KFUSE_A" "$bin/kfuse${KFUSE_MORE:+,$KFUSE_MORE}" "$kf" \
       >"$out/ab-decode.txt" 2>&1 || rc=1
     cat "$out/ab-decode.txt"
     exit $rc ;;
