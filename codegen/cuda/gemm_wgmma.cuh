@@ -12,7 +12,7 @@
 // through the epilogue functor per element, in registers, before the only store of C; a
 // single 16-bit output is staged per warp in shared memory and stored in 16-byte pieces,
 // any other outputs stored directly, 16 values per thread computed before their stores.
-// kfuse-provides: kf_wg_value kf_gemm_wg
+// kfuse-provides: kf_wg_value kf_wg_store8 kf_gemm_wg
 // kfuse-requires: smem_addr.cuh tma.cuh wgmma.cuh
 
 // Persistent: CTA b takes tiles b, b + gridDim.x, ... of NB batches x MT x NT tiles, in
@@ -31,6 +31,20 @@
 // B, its tensor map tmB2): a stage holds A, B's tile and B2's; each k16 step issues a wgmma
 // into each accumulator set; the epilogue gets both values of an element: kf_wg_value is
 // the epilogue's value at element i from accumulator x of acc (and of acc2 when dual).
+// Stores 8 adjacent 16-bit values v of row m, columns n.. of C (dst: element (m, n)): one
+// 16-byte piece where `vec` (N % 8 == 0, C on 16 bytes) and all 8 are inside N, else each
+// element inside N; nothing past M or N.
+static __device__ __forceinline__ void kf_wg_store8(unsigned short *dst, const uint4 &v, bool vec, int m, int M, int n, int N) {
+  if (m < M && n < N) {
+    if (vec && n + 8 <= N) {
+      *reinterpret_cast<uint4 *>(dst) = v;
+    } else {
+      const unsigned short *e = reinterpret_cast<const unsigned short *>(&v);
+      for (int q = 0; q < 8 && n + q < N; ++q)
+        dst[q] = e[q];
+    }
+  }
+}
 template <bool DU, class Epi>
 static __device__ __forceinline__ typename Epi::vals kf_wg_value(const Epi &epi, unsigned long long i, const float *acc, const float *acc2, int x) {
   if constexpr (DU)
@@ -266,16 +280,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
               const unsigned v1 = epi.value(i + kf_below(n + 2 * q + 1, N), x[2 * q + 1]).r0;
               pk[q] = v0 | v1 << 16;
             }
-            unsigned short *const dst = out + cbase + (unsigned long long)m * N + n;
-            if (m < M && n < N) {
-              if (vec && n + 8 <= N) {
-                *reinterpret_cast<uint4 *>(dst) = v;
-              } else {
-                const unsigned short *e = reinterpret_cast<const unsigned short *>(&v);
-                for (int q = 0; q < 8 && n + q < N; ++q)
-                  dst[q] = e[q];
-              }
-            }
+            kf_wg_store8(out + cbase + (unsigned long long)m * N + n, v, vec, m, M, n, N);
           }
           __syncwarp(); // read before the next chunk overwrites it
         }
@@ -317,16 +322,7 @@ static __device__ __forceinline__ void kf_gemm_wg(const kf_tmap *tmA, const kf_t
           for (int p = 0; p < 4; ++p) {
             const int r = p * 4 + lane / 8, m = row0 + r, n = n0 + cc * 64 + (lane % 8) * 8;
             const uint4 v = *reinterpret_cast<const uint4 *>(buf + r * LD + (lane % 8) * 8);
-            unsigned short *const dst = out + cbase + (unsigned long long)m * N + n;
-            if (m < M && n < N) {
-              if (vec && n + 8 <= N) {
-                *reinterpret_cast<uint4 *>(dst) = v;
-              } else {
-                const unsigned short *e = reinterpret_cast<const unsigned short *>(&v);
-                for (int q = 0; q < 8 && n + q < N; ++q)
-                  dst[q] = e[q];
-              }
-            }
+            kf_wg_store8(out + cbase + (unsigned long long)m * N + n, v, vec, m, M, n, N);
           }
           __syncwarp(); // read before the next chunk overwrites it
         }
