@@ -8,22 +8,12 @@
 #include "ir/Error.h"
 #include "passes/Fusion.h"
 #include "compiler/Nvrtc.h"
+#include "GemmGraphs.h"
 
 #include <catch2/catch.hpp>
 
 using namespace kfuse;
 using namespace kfuse::codegen;
-
-static std::unique_ptr<Graph> biasRelu(DType t, int64_t M, int64_t N, int64_t K,
-                                       MatMulAttrs at = {}) {
-  auto g = std::make_unique<Graph>("mbr");
-  Value a = g->input("a", t, at.transA ? Shape{K, M} : Shape{M, K});
-  Value b = g->input("b", t, at.transB ? Shape{N, K} : Shape{K, N});
-  Value bias = g->input("bias", t, {N});
-  g->output(relu(matmul(a, b, at) + bias));
-  fuseGraph(*g);
-  return g;
-}
 
 TEST_CASE("GEMM kernel selection by shape and architecture, with a reason", "[codegen][gemm]") {
   Target h100 = targetFor(90, 132), portable = targetFor(90, 132, false), turing = targetFor(75, 40);
@@ -162,79 +152,6 @@ TEST_CASE("Hopper GEMM: batch matrices of the tensor maps and the kernel's param
   CHECK(specs[0].launchConfig(256, 1).gridZ == 1); // batches inside the tile loop
   CHECK(src.find("struct kf_wgmma<128>") != std::string::npos);
   CHECK(src.find("struct kf_wgmma<256>") == std::string::npos); // only the widths in use
-}
-
-TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster on sm_90",
-          "[codegen][gemm]") {
-  Target h100 = targetFor(90, 132), a100 = targetFor(80, 108);
-  for (int64_t M = 1; M <= 16; ++M)
-    for (bool tb : {false, true}) {
-      INFO("M=" << M << " trans_b=" << tb);
-      auto k = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8192, {false, tb}), h100);
-      REQUIRE(k[0].gemm());
-      const GemmSpec &s = *k[0].gemm();
-      CHECK(s.kernel == GemmKernel::Decode);
-      CHECK(s.bm == 16);
-      CHECK(s.bn == 64);
-      CHECK(s.bk == 256);
-      CHECK(s.stages == 4);
-      CHECK(s.threads() == 256); // 8 warps
-      CHECK(s.tensorMaps() == 1); // B by TMA
-      CHECK(s.ks == 1); // 128 column tiles, one CTA per SM: 0.97 of one wave, no split
-      CHECK(s.why.find(fmt::format("M={} <= 16", M)) != std::string::npos);
-      CHECK(s.why.find("128 CTAs for 132 slots") != std::string::npos);
-      CHECK(s.describe().find("(B by TMA), no K split, 4 stages, 8 warps") != std::string::npos);
-      LaunchConfig c = k[0].launchConfig(256, 1);
-      CHECK(c.grid == 128);
-      CHECK(c.gridY == 1);
-      CHECK(c.gridZ == 1);
-      CHECK(c.block == 256);
-      // 1 KB to align, 4 stages of B (256 x 64 dense, swizzled) and A (16 x 264), 2 bytes
-      // each, 4 mbarriers.
-      CHECK(c.sharedBytes == 1024 + 4 * (256 * 64 + 16 * 264) * 2 + 4 * 8);
-      std::string src = emitProgram(k);
-      CHECK(src.find("__cluster_dims__") == std::string::npos);
-      CHECK(src.find("const __grid_constant__ kf_tmap tmB") != std::string::npos);
-      CHECK(src.find(fmt::format("kf_gemm_decode<2, {}, 8192, 8192, false, {}, 64, 256, 4, 8, 1, true,",
-                                 M, tb ? "true" : "false")) != std::string::npos);
-      // [N, K] with K not a multiple of 8 cannot go by TMA: cp.async, two CTAs per SM.
-      auto odd = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8190, {false, true}), h100);
-      CHECK(odd[0].gemm()->tensorMaps() == 0);
-      CHECK(odd[0].gemm()->ks == 2);
-      // sm_80: no clusters, so no K split, 3 stages (two CTAs in an A100 SM's 164 KB).
-      auto k80 = buildKernelSpecs(*biasRelu(bf16, M, 8192, 8192, {false, tb}), a100);
-      CHECK(k80[0].gemm()->kernel == GemmKernel::Decode);
-      CHECK(k80[0].gemm()->ks == 1);
-      CHECK(k80[0].gemm()->stages == 3);
-      CHECK(k80[0].launchConfig(256, 1).gridY == 1);
-      CHECK(k80[0].gemm()->why.find("no thread-block clusters before sm_90") != std::string::npos);
-      CHECK(emitProgram(k80).find("__cluster_dims__") == std::string::npos);
-    }
-  // f16 too; the cluster size follows the grid: 4096 columns give 64 tiles, so KS=2 with
-  // one (TMA) CTA per SM, KS=4 with two (cp.async, K = 4092 not a multiple of 8).
-  auto h = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4096, {false, true}), h100);
-  CHECK(h[0].gemm()->kernel == GemmKernel::Decode);
-  CHECK(h[0].gemm()->ks == 2);
-  auto h2 = buildKernelSpecs(*biasRelu(f16, 4, 4096, 4092, {false, true}), h100);
-  CHECK(h2[0].gemm()->ks == 4);
-  // Empty K or N (found by BuilderFuzzer: the TMA map's matrix count divided by K x N = 0):
-  // a decode kernel without a tensor map, never launched.
-  for (auto [N, K] : std::vector<std::pair<int64_t, int64_t>>{{200, 0}, {0, 64}, {0, 0}}) {
-    auto e = buildKernelSpecs(*biasRelu(bf16, 3, N, K, {false, true}), h100);
-    CHECK(e[0].gemm()->kernel == GemmKernel::Decode);
-    CHECK(e[0].gemm()->tensorMaps() == 0);
-    for (const GemmSpec &c : gemmCandidates(*e[0].gemm(), h100))
-      CHECK(c.tensorMaps() == 0);
-  }
-  // Small K: no rank may be left without a k tile (K=9: one tile, so no split).
-  auto small = buildKernelSpecs(*biasRelu(bf16, 3, 200, 9), h100);
-  CHECK(small[0].gemm()->kernel == GemmKernel::Decode);
-  CHECK(small[0].gemm()->ks == 1);
-  CHECK(emitProgram(small).find("__cluster_dims__") == std::string::npos);
-  // M=17 is the tile kernels' (wgmma on sm_90a); f32 stays on the exact gemv.
-  CHECK(buildKernelSpecs(*biasRelu(bf16, 17, 8192, 8192), h100)[0].gemm()->kernel ==
-        GemmKernel::Wgmma);
-  CHECK(buildKernelSpecs(*biasRelu(f32, 16, 8192, 8192), h100)[0].gemm()->kernel == GemmKernel::Gemv);
 }
 
 TEST_CASE("GEMM spec: broadcast batch strides and the epilogue from the op list",
