@@ -21,7 +21,7 @@ void chooseDecode(GemmSpec &s, const Target &target);
 /// divide by `warps`), `stages`, a K split over `ks` CTAs and `warps` warps.
 /// With `tma` (decodeTmaValid), B streams through the bulk tensor copy engine. The grid along
 /// x (s.ctas): one CTA (cluster) per column tile, or for one matrix whose column tiles
-/// outnumber the clusters the device holds at once, that many, persistent.
+/// outnumber the clusters (of 1 or 2 CTAs) the device holds at once, that many, persistent.
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma);
 /// Whether B can stream by TMA on `target`: sm_90, 16-byte rows, TMA's size limits.

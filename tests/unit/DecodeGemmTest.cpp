@@ -114,17 +114,26 @@ TEST_CASE("Decode GEMM: a persistent grid where one matrix's column tiles outnum
     CHECK(fc[0].gemm()->ks == 1);
     CHECK(fc[0].gemm()->ctas == 100);
     CHECK_FALSE(decodeLoops(*fc[0].gemm()));
-    // 48 tiles of 96 k tiles: 16 clusters of 8 (clusters of 8 counted per 16 SMs) taking 3
-    // tiles each, M = 16's partial sums beside a full ring.
+    // 48 tiles of 96 k tiles: clusters of 8 in 3 waves of 16 (counted per 16 SMs), never
+    // persistent (how many clusters of more than 2 fit at once depends on the GPCs).
     auto down = buildKernelSpecs(*biasRelu(bf16, 16, 3072, 24576, {false, tb}), h100);
     const GemmSpec &d = *down[0].gemm();
     CHECK(d.ks == 8);
-    CHECK(d.ctas == 16);
-    CHECK(decodeLoops(d));
-    CHECK(d.sharedBytes() <= h100.sharedPerBlock());
+    CHECK(d.ctas == 48);
+    CHECK_FALSE(decodeLoops(d));
     LaunchConfig c = down[0].launchConfig(256, 1);
-    CHECK(c.grid == 16);
+    CHECK(c.grid == 48);
     CHECK(c.gridY == 8);
+    // 296 tiles of 14 k tiles: 66 persistent 2-CTA clusters taking 4-5 tiles (5 x 8 k-tile
+    // steps against 3 x 15 unsplit), M = 16's partial sums beside a full ring.
+    auto up = buildKernelSpecs(*biasRelu(bf16, 16, 18944, 3584, {false, tb}), h100);
+    const GemmSpec &u = *up[0].gemm();
+    CHECK(u.ks == 2);
+    CHECK(u.ctas == 66);
+    CHECK(decodeLoops(u));
+    CHECK(u.sharedBytes() == 1024 + 4 * (256 * 64 + 16 * 264) * 2 + 32 + 8 * 16 * 72 * 4);
+    CHECK(up[0].launchConfig(256, 1).grid == 66);
+    CHECK(up[0].launchConfig(256, 1).gridY == 2);
     // Few tiles fill the SMs through the split instead: 16 tiles, 8-CTA clusters, one each.
     auto kproj = buildKernelSpecs(*biasRelu(bf16, 1, 1024, 4096, {false, tb}), h100);
     CHECK(kproj[0].gemm()->ks == 8);
