@@ -98,8 +98,9 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
   const unsigned tiles = decodeColumnTiles(s);
   s.ctas = tiles;
   if (s.batch() == 1 && ks <= 2 && decodeClusterSlots(s, target, ks) < tiles) {
-    s.ctas = tiles - 1; // persistent: the partial sums' own region counts in what fits
-    s.ctas = std::min(tiles, decodeClusterSlots(s, target, ks));
+    GemmSpec persistent = s; // whose partial sums' own region counts in what fits
+    persistent.ctas = 1;
+    s.ctas = decodeClusterSlots(persistent, target, ks);
   }
   const double slots = decodeSlots(s, target), units = decodeUnits(s), ctas = units * s.ks;
   s.why = fmt::format(

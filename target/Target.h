@@ -52,7 +52,8 @@ struct Target {
   /// the start of the next (the graph's launch is paid once). h200: 0.9 us, from kfuse's
   /// unfused and fused plans of the same blocks on the H200 (bench/results/models.md, run 3:
   /// 0.85-1.16 us per further kernel of a few hundred KB, not the 4 us of a kernel alone);
-  /// h100: 1.1 us (bench/graphgap/run.sh on an H100: 1.03-1.16 us). A custom device's further kernels cost what a kernel alone does (not measured).
+  /// h100: 1.1 us (bench/graphgap/run.sh on an H100: 1.03-1.16 us). A custom device's
+  /// further kernels cost what a kernel alone does (not measured).
   double graphKernelSeconds = 0.9e-6;
   /// The expected time of `kernels` kernels run as one CUDA graph, whose estimates alone
   /// (each with kernelSeconds) add up to `aloneSum`: the first pays kernelSeconds, each
