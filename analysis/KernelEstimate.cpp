@@ -31,6 +31,8 @@ TileGrid tileGrid(const GemmSpec &s, const Target &t) {
             (s.kernel == GemmKernel::Wgmma ? 1.0 : double(blocksPerSM(t, s.sharedBytes(), s.threads())));
   if (s.kernel == GemmKernel::Decode && s.batch() == 1) // its grid: s.ctas CTAs (clusters) of ks
     g.slots = std::min(g.slots, double(s.ctas) * s.ks);
+  if (s.kernel == GemmKernel::Decode && s.streamK) // every CTA an equal share of the k tiles
+    g.ctas = g.slots;
   if (s.kernel != GemmKernel::Gemv && M > 0 && N > 0 && K > 0)
     g.useful = M * N * K / (ceilDiv(M, bm) * bm * ceilDiv(N, bn) * bn * ceilDiv(K, bk) * bk);
   return g;

@@ -16,7 +16,7 @@ bool decodeApplies(const GemmSpec &s, const Target &target) {
 size_t decodeSharedBytes(const GemmSpec &s) {
   size_t a = s.transA ? size_t(s.bk) * (16 + 8) : size_t(16) * (s.bk + 8);
   // A persistent grid keeps the warps' partial sums apart from the ring, which streams on.
-  const size_t partials = decodeLoops(s) ? decodePartialBytes(s) : 0;
+  const size_t partials = decodeLoops(s) || s.streamK ? decodePartialBytes(s) : 0;
   if (s.tensorMaps()) // B by TMA: dense swizzled stages from a 1 KB boundary, mbarriers
     return 1024 + s.stages * (size_t(s.bk) * s.bn + a) * 2 + (8 * s.stages + 15) / 16 * 16 + partials;
   size_t b = s.transB ? size_t(s.bn) * (s.bk + 8) : size_t(s.bk) * (s.bn + 8);
@@ -29,6 +29,16 @@ unsigned decodeColumnTiles(const GemmSpec &s) {
   return static_cast<unsigned>(std::max<int64_t>(1, (s.N + s.bn - 1) / s.bn));
 }
 
+uint64_t decodeStreamUnits(const GemmSpec &s) {
+  return uint64_t(decodeColumnTiles(s)) * uint64_t(std::max<int64_t>(1, (s.K + s.bk - 1) / s.bk));
+}
+
+uint64_t decodeWorkspaceBytes(const GemmSpec &s) {
+  if (!s.streamK)
+    return 0;
+  return (uint64_t(decodeColumnTiles(s)) + 3) / 4 * 16 + 2 * uint64_t(s.ctas) * s.M * s.bn * 4;
+}
+
 size_t decodePartialBytes(const GemmSpec &s) {
   return size_t(s.warpsN) * size_t(s.M) * (s.bn + 8) * 4;
 }
@@ -38,9 +48,10 @@ std::string decodeDescribe(const GemmSpec &s) {
                      s.bk, s.tensorMaps() ? " (B by TMA)" : "", s.ks > 1 ? fmt::format("K split over a {}-CTA cluster", s.ks)
                                     : std::string("no K split"),
                      s.stages, s.warpsN,
-                     decodeLoops(s) ? fmt::format(", persistent over {} {}", s.ctas,
-                                                  s.ks > 1 ? "clusters" : "CTAs")
-                                    : std::string());
+                     s.streamK ? fmt::format(", stream-K over {} CTAs", s.ctas)
+                     : decodeLoops(s) ? fmt::format(", persistent over {} {}", s.ctas,
+                                                    s.ks > 1 ? "clusters" : "CTAs")
+                                      : std::string());
 }
 
 bool decodeTmaValid(const GemmSpec &s, const Target &target) {
@@ -74,6 +85,14 @@ static double decodeUnits(const GemmSpec &s) {
   return std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
 }
 
+/// What every decode choice's reason starts with.
+static std::string decodeWhyHead(const GemmSpec &s, const Target &target) {
+  return fmt::format("M={} <= 16, {} on sm_{}: memory-bound on the {:.0f} weight bytes, streamed "
+                     "once; tensor cores (rows >= M are zeros, so M=16 costs what M=1 does); ",
+                     s.M, dtypeName(s.dtype), target.sm,
+                     double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()));
+}
+
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma) {
   s.kernel = GemmKernel::Decode;
@@ -84,6 +103,7 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
   s.warpsN = warps;
   s.stages = stages;
   s.ks = ks;
+  s.streamK = false;
   s.tmaB = TmaOperand{};
   if (tma) // boxes of 64 columns x BK rows of [K, N], or 64 of K x BN rows of [N, K]
     s.tmaB = s.transB ? makeTmaOperand(s.N, s.K, operandMatrices(s, s.strideB, s.K * s.N), bn)
@@ -104,11 +124,8 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
   }
   const double slots = decodeSlots(s, target), units = decodeUnits(s), ctas = units * s.ks;
   s.why = fmt::format(
-      "M={} <= 16, {} on sm_{}: memory-bound on the {:.0f} weight bytes, streamed once; tensor "
-      "cores (rows >= M are zeros, so M=16 costs what M=1 does); {:.0f} {}-column tiles x {} = "
-      "{:.0f} CTAs for {:.0f} slots ({} per SM on {} SMs): {}{}",
-      s.M, dtypeName(s.dtype), target.sm,
-      double(s.K) * double(s.N) * double(dtypeSize(s.dtype)) * double(s.batch()), units, s.bn,
+      "{}{:.0f} {}-column tiles x {} = {:.0f} CTAs for {:.0f} slots ({} per SM on {} SMs): {}{}",
+      decodeWhyHead(s, target), units, s.bn,
       s.ks > 1 ? fmt::format("a {}-CTA cluster along K", s.ks) : std::string("no K split"), ctas,
       slots, decodePerSM(s, target), target.smCount,
       decodeLoops(s) ? fmt::format("persistent, {} {} of {} taking {}-{} column tiles each", s.ctas,
@@ -116,6 +133,27 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
                                    (tiles + s.ctas - 1) / s.ctas)
                      : fmt::format("{:.2f} waves", ctas / slots),
       target.sm >= 90 ? "" : " (no thread-block clusters before sm_90)");
+}
+
+bool configureDecodeStreamK(GemmSpec &s, const Target &target, unsigned bn, unsigned bk,
+                            unsigned stages, unsigned warps, bool tma) {
+  configureDecode(s, target, bn, bk, stages, 1, warps, tma);
+  GemmSpec persistent = s; // whose partial sums' own region counts in what fits
+  persistent.ctas = 1;
+  persistent.streamK = true;
+  const unsigned ctas = decodeClusterSlots(persistent, target, 1);
+  const uint64_t units = decodeStreamUnits(s);
+  if (s.batch() != 1 || units < 2 * uint64_t(ctas))
+    return false;
+  s.ctas = ctas;
+  s.streamK = true;
+  s.why = fmt::format("{}stream-K: {} {}-column tiles x {} k tiles = {} units over {} CTAs ({} per "
+                      "SM on {} SMs), {}-{} each; a column tile cut between CTAs meets in a "
+                      "workspace, summed by the last to arrive",
+                      decodeWhyHead(s, target), decodeColumnTiles(s), s.bn,
+                      units / decodeColumnTiles(s), units, s.ctas, decodePerSM(s, target),
+                      target.smCount, units / s.ctas, (units + s.ctas - 1) / s.ctas);
+  return true;
 }
 
 bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsigned bk) {
@@ -186,6 +224,25 @@ void chooseDecode(GemmSpec &s, const Target &target) {
       bestCost = cost;
     }
   }
+  // Stream-K: every CTA the same units (k tiles), however the column tiles divide, plus one
+  // per column tile it ends and one for the last share's sum. Where the tiles divide unevenly
+  // over the CTAs (gate_proj 4096 -> 14336: 224 tiles of 16 k tiles on 132 CTAs, 1-2 each,
+  // a cost of 34 against 28 + 2 + 1) it must beat the best split by 3%, the model's
+  // margin for the workspace's round trip. Only with B by TMA (one CTA per SM, each slot an
+  // SM's bandwidth), the case the model was checked on: with two cp.async CTAs per SM a
+  // CTA's path is not what bounds the SM.
+  GemmSpec sk = s;
+  if (tma && configureDecodeStreamK(sk, target, 64, s.bk, s.stages, warps, tma)) {
+    const double units = double(decodeStreamUnits(sk)), ctas = sk.ctas;
+    const double cost = std::ceil(units / ctas) + std::ceil(decodeColumnTiles(sk) / ctas) + 1;
+    if (cost < 0.97 * bestCost) {
+      s = sk;
+      s.why += fmt::format(" (a cost of {:.0f} k tiles on the busiest CTA's path against {:.0f} "
+                           "for the best K split)",
+                           cost, bestCost);
+      return;
+    }
+  }
   configureDecode(s, target, 64, s.bk, s.stages, best, warps, tma);
 }
 
@@ -197,9 +254,10 @@ std::string decodeKernelAttributes(const GemmSpec &s) {
 
 std::string decodeGemmCall(const GemmSpec &s, const std::string &head, const std::string &epiType,
                            const std::string &args) {
-  return fmt::format("kf_gemm_decode<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>({});", head,
+  return fmt::format("kf_gemm_decode<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>({}, {});", head,
                      s.transB ? "true" : "false", s.bn, s.bk, s.stages, s.warpsN, s.ks,
-                     s.tensorMaps() ? "true" : "false", s.ctas, epiType, args);
+                     s.tensorMaps() ? "true" : "false", s.ctas, s.streamK ? "true" : "false",
+                     epiType, args, s.streamK ? "ws" : "nullptr");
 }
 
 } // namespace kfuse::codegen

@@ -24,6 +24,10 @@ void chooseDecode(GemmSpec &s, const Target &target);
 /// outnumber the clusters (of 1 or 2 CTAs) the device holds at once, that many, persistent.
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma);
+/// The same as stream-K over as many CTAs as the device holds at once (s.streamK): false,
+/// leaving `s` configured without it, for a batch or fewer than two units per CTA.
+bool configureDecodeStreamK(GemmSpec &s, const Target &target, unsigned bn, unsigned bk,
+                            unsigned stages, unsigned warps, bool tma);
 /// Whether B can stream by TMA on `target`: sm_90, 16-byte rows, TMA's size limits.
 bool decodeTmaValid(const GemmSpec &s, const Target &target);
 /// Whether K can be split over a cluster of `ks` CTAs on `target` with BK of K per stage (no
@@ -35,6 +39,12 @@ unsigned decodeColumnTiles(const GemmSpec &s);
 /// Whether the grid is persistent: fewer CTAs along x (s.ctas) than column tiles, each CTA
 /// taking several in turn with its ring streaming on.
 bool decodeLoops(const GemmSpec &s);
+/// Stream-K (s.streamK): (column tile, k tile) units of the one matrix, cut evenly over
+/// s.ctas CTAs.
+uint64_t decodeStreamUnits(const GemmSpec &s);
+/// The stream-K workspace: a counter per column tile (padded to 16 bytes), then two M x BN
+/// f32 slots per CTA (its first and last column tile's shares); 0 without stream-K.
+uint64_t decodeWorkspaceBytes(const GemmSpec &s);
 /// Bytes of every warp's M x BN partial sums (rows padded to BN + 8 floats), which reuse the
 /// ring: a configuration is valid only where they fit in it (kf_gemm_decode's static_assert).
 size_t decodePartialBytes(const GemmSpec &s);

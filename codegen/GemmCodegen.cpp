@@ -119,10 +119,10 @@ void emitGemmKernel(Emitter &e, const KernelSpec &k) {
                 k.mangled, s.dual ? "const __grid_constant__ kf_tmap tmB2, " : "",
                 kernelPointerParams(k));
   else
-    e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({}{})", s.threads(),
+    e.openScope("extern \"C\" __global__ void __launch_bounds__({}){} {}({}{}{})", s.threads(),
                 decodeKernelAttributes(s), k.mangled,
                 s.tensorMaps() ? "const __grid_constant__ kf_tmap tmB, " : "",
-                kernelPointerParams(k));
+                kernelPointerParams(k), s.streamK ? ", void *__restrict__ ws" : "");
   if (k.numel() == 0) { // nothing to compute (M, N or a batch dim is 0): never launched, and
     e.line("// no elements: the runtime never launches it"); // no template takes M = 0
     e.closeScope();

@@ -50,6 +50,10 @@ struct GemmSpec {
   unsigned ks = 1;
   /// Wgmma: the persistent grid (min(tiles, SMs) CTAs, each looping over tiles).
   unsigned ctas = 0;
+  /// Decode (one matrix, no K split): stream-K. The ctas CTAs take equal contiguous ranges
+  /// of the (column tile, k tile) units; a column tile cut between CTAs meets in a workspace
+  /// (decodeWorkspaceBytes), the last CTA to arrive applying the epilogue.
+  bool streamK = false;
   /// Wgmma: the two consumer warpgroups take whole 128-row tiles in turn (one's epilogue
   /// runs while the other's wgmma do), instead of 64 rows each of every tile.
   bool pingpong = false;

@@ -1,5 +1,6 @@
 #include "codegen/KernelEmitter.h"
 
+#include "codegen/DecodeGemm.h"
 #include "codegen/GemmCodegen.h"
 #include "codegen/ReduceCodegen.h"
 
@@ -75,6 +76,12 @@ public:
     if (s.dual)
       ptrs[2].aligned16 = true;
     out.insert(out.end(), ptrs.begin(), ptrs.end());
+    if (s.streamK) { // the decode kernel's column tiles cut between CTAs meet here
+      KernelParam ws;
+      ws.kind = KernelParam::Workspace;
+      ws.workspaceBytes = decodeWorkspaceBytes(s);
+      out.push_back(ws);
+    }
     return out;
   }
   double flops(const KernelSpec &k) const override {

@@ -1,4 +1,4 @@
-// kfuse-provides: kf_decode_epilogue kf_decode_tile kf_gemm_decode
+// kfuse-provides: kf_decode_epilogue kf_decode_tile kf_sk_start kf_sk_owner kf_decode_part kf_gemm_decode
 // kfuse-requires: smem_addr.cuh cp_async.cuh ldmatrix.cuh mma_sync.cuh tile_load.cuh tma.cuh
 
 // ---- Small-M (decode) tensor-core GEMM: C[M <= 16, N] = A[M, K] B[K, N] (+ epilogue).
@@ -14,7 +14,11 @@
 // (the ring's, or their own region after it when the grid is persistent), the cluster's
 // through distributed shared memory: rank r sums a 1/KS share of the M x BN results over
 // every rank (in rank order: deterministic) and applies the epilogue to each exactly once.
-// No global workspace, no atomics.
+// No global workspace, no atomics, except with SK (stream-K, one matrix, KS = 1): the NT x KT
+// (column tile, k tile) units are cut into GX equal contiguous ranges, one per CTA, so every
+// CTA streams the same bytes however the tiles divide; a column tile cut between CTAs has
+// each one's partial sum in the workspace `ws`, and the last to arrive (a counter per tile)
+// adds them in CTA order (deterministic) and applies the epilogue. No CTA waits on another.
 
 // Applies the epilogue to elements [e0, e1) (e = m * BN + column) of this CTA's M x BN
 // result, sum(e) giving each one's accumulated value, PER elements per thread: all of a
@@ -100,12 +104,82 @@ static __device__ __forceinline__ void kf_decode_tile(float *red, float (&acc)[B
   }
 }
 
+// Stream-K (SK): the CTA taking unit u of U = NT x KT units over a grid of GX (ranges
+// [U b / GX, U (b + 1) / GX), each at least one unit).
+template <long long U, int GX> static __device__ __forceinline__ int kf_sk_start(int b) { return (int)(U * b / GX); }
+template <long long U, int GX> static __device__ __forceinline__ int kf_sk_owner(int u) {
+  int b = (int)((long long)u * GX / U);
+  while (b + 1 < GX && kf_sk_start<U, GX>(b + 1) <= u) ++b;
+  while (b > 0 && kf_sk_start<U, GX>(b) > u) --b;
+  return b;
+}
+
+// The end of this CTA's share of column `tile` (SK) when it is not the whole tile: the
+// warps' partials summed into its slot of the workspace (slot 2b for a CTA's first tile, 2b +
+// 1 for its last), then a ticket on the tile's counter. The CTA that arrives last (every
+// other share is in the workspace) sums the shares in CTA order, applies the epilogue and
+// resets the counter for the next launch. `ws`: NT counters (padded to 16 bytes), then 2 GX
+// slots of M x BN floats (KernelParam::Workspace, zeroed once by the runtime).
+template <int M, int BN, int N, int WARPS, int KT, int NT, int GX, class Epi>
+static __device__ __forceinline__ void kf_decode_part(float *red, float (&acc)[BN / 8][4], int tile, void *ws,
+                                                      unsigned long long cbase, const Epi &epi) {
+  constexpr int THREADS = 32 * WARPS, NI = BN / 8, E = M * BN, LDR = BN + 8, EP = M * LDR;
+  constexpr long long U = (long long)NT * KT;
+  __shared__ int sk_last;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  unsigned *const ctr = static_cast<unsigned *>(ws);
+  float *const slots = reinterpret_cast<float *>(ctr + (NT + 3) / 4 * 4);
+  auto slot = [&](int b) { return slots + (size_t)(2 * b + (tile == kf_sk_start<U, GX>(b) / KT ? 0 : 1)) * E; };
+  __syncthreads(); // every warp is done with `red` (the previous tile's epilogue)
+  const int g = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int j = 0; j < NI; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = g + h * 8;
+      if (m < M)
+        *reinterpret_cast<float2 *>(red + warp * EP + m * LDR + j * 8 + t4 * 2) =
+            make_float2(acc[j][2 * h], acc[j][2 * h + 1]);
+      acc[j][2 * h] = acc[j][2 * h + 1] = 0.0f;
+    }
+  __syncthreads();
+  float *const mine = slot(blockIdx.x);
+  for (int e = tid; e < E; e += THREADS) {
+    const int at = e / BN * LDR + e % BN;
+    float v = red[at];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+      v += red[w * EP + at];
+    __stcg(mine + e, v);
+  }
+  __threadfence(); // this CTA's share is visible device-wide before its ticket
+  __syncthreads();
+  const int b0 = kf_sk_owner<U, GX>(tile * KT), b1 = kf_sk_owner<U, GX>(tile * KT + KT - 1);
+  if (tid == 0) {
+    const unsigned prev = atomicAdd(ctr + tile, 1u);
+    sk_last = prev == (unsigned)(b1 - b0);
+    if (sk_last)
+      ctr[tile] = 0u; // every share has arrived: ready for the next launch
+  }
+  __syncthreads();
+  if (!sk_last)
+    return;
+  __threadfence(); // the other CTAs' shares, made visible before their tickets
+  kf_decode_epilogue<(E + THREADS - 1) / THREADS, BN, N, THREADS>(0, E, tile * BN, cbase, epi, [&](int e) {
+    float v = 0.0f;
+    for (int b = b0; b <= b1; ++b)
+      v += __ldcg(slot(b) + e);
+    return v;
+  });
+}
+
 // TMB (sm_90): B arrives by TMA instead, one thread issuing each stage's boxes (128-byte
 // swizzle: 64 columns of [K, N] x BK rows, or 64 of K x BN rows of [N, K]) on the stage's
 // mbarrier, `zb` its matrix in the tensor map; ldmatrix then reads the swizzled rows.
-template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, bool TMB, int GX, class Epi>
+template <int DT, int M, int N, int K, bool TA, bool TB, int BN, int BK, int ST, int WARPS, int KS, bool TMB, int GX, bool SK, class Epi>
 static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__restrict__ A, const unsigned short *__restrict__ B,
-                                                      const kf_tmap *tmB, int zb, unsigned long long cbase, const Epi &epi) {
+                                                      const kf_tmap *tmB, int zb, unsigned long long cbase, const Epi &epi,
+                                                      void *ws) {
   constexpr int THREADS = 32 * WARPS, NI = BN / 8, KSW = BK / 16 / WARPS;
   static_assert(M >= 1 && M <= 16 && BN % 16 == 0 && BK % (16 * WARPS) == 0 && KS >= 1 && ST >= 2, "decode tile");
   constexpr int MC = (M + 7) / 8 * 8; // A^T: its M columns rounded up to whole 8-element chunks
@@ -115,8 +189,9 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   constexpr int KT = (K + BK - 1) / BK, KTC = (KT + KS - 1) / KS;
   constexpr int B_TMA = BK * BN; // elements of a TMA stage (dense, swizzled)
   constexpr int NT = (N + BN - 1) / BN;
-  constexpr bool LOOP = GX < NT; // persistent: more than one column tile per CTA
+  constexpr bool LOOP = SK || GX < NT; // persistent: the ring runs on across column tiles
   static_assert(GX >= 1, "decode grid");
+  static_assert(!SK || (KS == 1 && (long long)NT * KT >= GX), "stream-K: no K split, a unit per CTA at least");
   static_assert(LOOP || WARPS * M * (BN + 8) * 4 <= ST * (A_ST + (TMB ? B_TMA : B_ST)) * 2, "the partial sums reuse the ring");
   static_assert(!TMB || (BN % 64 == 0 && BK % 64 == 0), "TMA boxes are 64 elements wide");
   extern __shared__ __align__(16) unsigned short kf_smem[];
@@ -130,8 +205,10 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
   const int kt0 = rank * KTC, nt = min(KT, kt0 + KTC) - kt0; // this CTA's k tiles of a column tile
   // This CTA's column tiles: blockIdx.x, + GX, ... (one without LOOP); its ring runs over
   // their k tiles in order, f = u * nt + k tile.
-  const int units = LOOP ? ((int)blockIdx.x < NT ? (NT - 1 - (int)blockIdx.x) / GX + 1 : 0) : 1;
-  const int total = units * nt;
+  const int units = LOOP ? (NT - 1 - (int)blockIdx.x) / GX + 1 : 1; // GX < NT: every CTA has one
+  // SK: this CTA's units u0 .. u0 + total - 1, unit u being k tile u % KT of column tile u / KT.
+  const int u0 = SK ? kf_sk_start<(long long)NT * KT, GX>(blockIdx.x) : 0;
+  const int total = SK ? kf_sk_start<(long long)NT * KT, GX>(blockIdx.x + 1) - u0 : units * nt;
   auto col0 = [&](int u) { return ((int)blockIdx.x + u * GX) * BN; };
   // The fragment rows >= M (A^T: whole chunks of columns >= M) are never loaded: zero them
   // once in every stage. No overlap with what the loads write, so no barrier before them.
@@ -152,7 +229,7 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
     }
   }
   auto load = [&](int s, int f) {
-    const int k0 = (kt0 + f % nt) * BK, n0 = col0(f / nt);
+    const int k0 = SK ? (u0 + f) % KT * BK : (kt0 + f % nt) * BK, n0 = SK ? (u0 + f) / KT * BN : col0(f / nt);
     if (TA)
       kf_tile_load<unsigned short, BK, MC, A_LD, K, M, THREADS>(sA + s * A_ST, A, k0, 0);
     else
@@ -237,7 +314,16 @@ static __device__ __forceinline__ void kf_gemm_decode(const unsigned short *__re
       for (int j = 0; j < NI; ++j)
         kf_mma<DT>(acc[j], af, bf[j]);
     }
-    if (i % nt == nt - 1)
+    if constexpr (SK) {
+      const int u = u0 + i, tile = u / KT;
+      if (u % KT == KT - 1 || i == total - 1) { // the end of this CTA's share of a column tile
+        if (u % KT == KT - 1 && u0 <= tile * KT)
+          kf_decode_tile<M, BN, N, WARPS, 1, true>(red, acc, tile * BN, 0, cbase, epi);
+        else
+          kf_decode_part<M, BN, N, WARPS, KT, NT, GX>(red, acc, tile, ws, cbase, epi);
+      }
+    } else if (i % nt == nt - 1) {
       kf_decode_tile<M, BN, N, WARPS, KS, LOOP>(red, acc, col0(i / nt), rank, cbase, epi);
+    }
   }
 }

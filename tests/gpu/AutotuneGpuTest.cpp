@@ -130,7 +130,9 @@ TEST_CASE("autotune: every candidate configuration is correct", "[gpu][gemm][tun
     // The Hopper problem's 15 tiles fit one per CTA; each candidate again on 4 CTAs takes
     // 3-4 tiles per CTA (ping-pong: 1-2 per consumer, one consumer with one tile more).
     // Each decode candidate again as a persistent grid of 3 CTAs (clusters) along x: 3-6 of
-    // the 3-16 column tiles each, the ring streaming on from one to the next.
+    // the 3-16 column tiles each, the ring streaming on from one to the next. Each without a
+    // K split again as stream-K over 2 and 7 CTAs: shares of several whole tiles with a cut
+    // one at each end, and (1 x 136: 27 units) of 3-4 k tiles, a tile over 3 CTAs.
     for (size_t i = 0, n = cands.size(); i < n; ++i)
       if (cands[i].kernel == codegen::GemmKernel::Wgmma) {
         cands.push_back(cands[i]);
@@ -142,6 +144,15 @@ TEST_CASE("autotune: every candidate configuration is correct", "[gpu][gemm][tun
         if (c.sharedBytes() <= t.sharedPerBlock())
           cands.push_back(c);
       }
+    for (size_t i = 0, n = cands.size(); i < n; ++i)
+      if (cands[i].kernel == codegen::GemmKernel::Decode && cands[i].ks == 1 && !cands[i].streamK)
+        for (unsigned ctas : {2u, 7u}) {
+          codegen::GemmSpec c = cands[i];
+          c.ctas = ctas;
+          c.streamK = true;
+          if (codegen::decodeStreamUnits(c) >= ctas && c.sharedBytes() <= t.sharedPerBlock())
+            cands.push_back(c);
+        }
     std::vector<codegen::KernelSpec> specs;
     for (size_t i = 0; i < cands.size(); ++i) {
       codegen::KernelSpec c = k;

@@ -188,7 +188,7 @@ bool wgmmaDevice(const Driver &d) {
 /// `archSpecific` false keeps to portable kernels (mma.sync instead of sm_90a's wgmma);
 /// `tuning` picks GEMM configurations as an autotuned choice would.
 RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay, bool archSpecific,
-                   const codegen::GemmTuning *tuning, bool allowTf32) {
+                   const codegen::GemmTuning *tuning, bool allowTf32, unsigned launches) {
   Driver &d = Driver::require();
   RunResult r;
   std::vector<DeviceBuffer> inBuf, outBuf;
@@ -208,13 +208,18 @@ RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay, bool archSpe
   options.allowTf32 = allowTf32;
   options.tuning = tuning;
   runtime::Executable exe(d, runtime::compileAsGiven(d, g, options));
-  if (graphReplay) {
+  if (graphReplay)
     exe.captureGraph(inPtr, outPtr);
-    exe.replay(nullptr);
-  } else {
-    exe.launch(inPtr, outPtr, nullptr);
+  for (unsigned i = 0; i < launches; ++i) {
+    if (i > 0)
+      for (DeviceBuffer &b : outBuf)
+        poison(b);
+    if (graphReplay)
+      exe.replay(nullptr);
+    else
+      exe.launch(inPtr, outPtr, nullptr);
+    d.check(d.cuCtxSynchronize(), "running the kernels");
   }
-  d.check(d.cuCtxSynchronize(), "running the kernels");
   for (size_t j = 0; j < g.outputs().size(); ++j)
     r.outputs.push_back(downloadRaw(g.outputs()[j]->type(), outBuf[j]));
   r.specs = exe.specs();

@@ -60,10 +60,12 @@ struct RunResult {
 bool wgmmaDevice(const runtime::Driver &d);
 /// Runs `g` (planned as given) with random inputs and poisoned outputs; `graphReplay` runs
 /// it as a CUDA graph; `archSpecific` false keeps to portable kernels; `tuning` picks GEMM
-/// configurations as an autotuned choice would.
+/// configurations as an autotuned choice would; `launches`: the same executable that many
+/// times (outputs poisoned again before each), what a kernel leaves for its next launch (a
+/// stream-K counter) checked by the last one's outputs.
 RunResult runOnGpu(const Graph &g, uint64_t seed, bool graphReplay = false,
                    bool archSpecific = true, const codegen::GemmTuning *tuning = nullptr,
-                   bool allowTf32 = false);
+                   bool allowTf32 = false, unsigned launches = 1);
 /// The interpreter's outputs of `g` on the inputs of run `r`, rounding what r's kernels store.
 std::vector<Tensor> referenceOf(const Graph &g, const RunResult &r);
 /// Every element of the first `outputs` outputs against the interpreter.
