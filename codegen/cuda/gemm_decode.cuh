@@ -1,4 +1,4 @@
-// kfuse-provides: kf_decode_epilogue kf_decode_tile kf_sk_start kf_sk_owner kf_decode_part kf_gemm_decode
+// kfuse-provides: kf_decode_epilogue kf_decode_gather kf_decode_wsum kf_decode_tile kf_sk_start kf_sk_owner kf_decode_part kf_gemm_decode
 // kfuse-requires: smem_addr.cuh cp_async.cuh ldmatrix.cuh mma_sync.cuh tile_load.cuh tma.cuh
 
 // ---- Small-M (decode) tensor-core GEMM: C[M <= 16, N] = A[M, K] B[K, N] (+ epilogue).
@@ -42,19 +42,15 @@ static __device__ __forceinline__ void kf_decode_epilogue(int e0, int e1, int n0
   }
 }
 
-// The end of one column tile of kf_gemm_decode (columns n0.., its k tiles all accumulated in
-// `acc`): the warps' partials into `red` ([WARPS][M][BN + 8] floats), summed over warps and
-// (KS > 1) over the cluster's ranks, the epilogue applied once per element; `acc` is zeroed
-// for the next tile. Without LOOP `red` is the ring, drained first.
-template <int M, int BN, int N, int WARPS, int KS, bool LOOP, class Epi>
-static __device__ __forceinline__ void kf_decode_tile(float *red, float (&acc)[BN / 8][4], int n0, int rank,
-                                                      unsigned long long cbase, const Epi &epi) {
-  constexpr int THREADS = 32 * WARPS, NI = BN / 8, E = M * BN, LDR = BN + 8, EP = M * LDR;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  if (!LOOP)
-    kf_cp_wait<0>();
-  __syncthreads(); // every warp is done with the ring (without LOOP it now holds the partials)
-  const int g = lane / 4, t4 = lane % 4;
+// The warps' partials of one column tile (their k16 steps' accumulators `acc`) into `red`
+// ([WARPS][M][BN + 8] floats), `acc` zeroed for the next tile; every warp is done with `red`'s
+// previous contents first. Then kf_decode_wsum(red, e): element e (= m * BN + column)
+// summed over the warps in warp order.
+template <int M, int BN, int WARPS>
+static __device__ __forceinline__ void kf_decode_gather(float *red, float (&acc)[BN / 8][4]) {
+  constexpr int NI = BN / 8, LDR = BN + 8, EP = M * LDR;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+  __syncthreads();
 #pragma unroll
   for (int j = 0; j < NI; ++j)
 #pragma unroll
@@ -66,24 +62,37 @@ static __device__ __forceinline__ void kf_decode_tile(float *red, float (&acc)[B
       acc[j][2 * h] = acc[j][2 * h + 1] = 0.0f;
     }
   __syncthreads();
-  auto at = [](int e) { return e / BN * LDR + e % BN; }; // element e = m * BN + col of red
+}
+template <int M, int BN, int WARPS> static __device__ __forceinline__ float kf_decode_wsum(const float *red, int e) {
+  constexpr int LDR = BN + 8, EP = M * LDR;
+  const int at = e / BN * LDR + e % BN;
+  float v = red[at];
+#pragma unroll
+  for (int w = 1; w < WARPS; ++w)
+    v += red[w * EP + at];
+  return v;
+}
+
+// The end of one column tile of kf_gemm_decode (columns n0.., its k tiles all accumulated in
+// `acc`): the warps' partials gathered in `red`, summed over warps and (KS > 1) over the
+// cluster's ranks, the epilogue applied once per element; `acc` is zeroed for the next tile.
+// Without LOOP `red` is the ring, drained first.
+template <int M, int BN, int N, int WARPS, int KS, bool LOOP, class Epi>
+static __device__ __forceinline__ void kf_decode_tile(float *red, float (&acc)[BN / 8][4], int n0, int rank,
+                                                      unsigned long long cbase, const Epi &epi) {
+  constexpr int THREADS = 32 * WARPS, E = M * BN, LDR = BN + 8;
+  const int tid = threadIdx.x;
+  if (!LOOP)
+    kf_cp_wait<0>(); // every warp is done with the ring (without LOOP it holds the partials)
+  kf_decode_gather<M, BN, WARPS>(red, acc);
   if (KS == 1) {
-    kf_decode_epilogue<(E + THREADS - 1) / THREADS, BN, N, THREADS>(0, E, n0, cbase, epi, [&](int e) {
-      float v = red[at(e)];
-#pragma unroll
-      for (int w = 1; w < WARPS; ++w)
-        v += red[w * EP + at(e)];
-      return v;
-    });
+    kf_decode_epilogue<(E + THREADS - 1) / THREADS, BN, N, THREADS>(0, E, n0, cbase, epi,
+                                                                   [&](int e) { return kf_decode_wsum<M, BN, WARPS>(red, e); });
   } else {
+    auto at = [](int e) { return e / BN * LDR + e % BN; }; // element e = m * BN + col of red
     // This CTA's partial into red[at(e)]: only its owner thread reads and writes it.
-    for (int e = tid; e < E; e += THREADS) {
-      float v = red[at(e)];
-#pragma unroll
-      for (int w = 1; w < WARPS; ++w)
-        v += red[w * EP + at(e)];
-      red[at(e)] = v;
-    }
+    for (int e = tid; e < E; e += THREADS)
+      red[at(e)] = kf_decode_wsum<M, BN, WARPS>(red, e);
     kf_cluster_sync(); // every rank's partial is complete and visible to the cluster
     constexpr int EPR = (E + KS - 1) / KS;
     unsigned base[KS];
@@ -123,35 +132,17 @@ template <long long U, int GX> static __device__ __forceinline__ int kf_sk_owner
 template <int M, int BN, int N, int WARPS, int KT, int NT, int GX, class Epi>
 static __device__ __forceinline__ void kf_decode_part(float *red, float (&acc)[BN / 8][4], int tile, void *ws,
                                                       unsigned long long cbase, const Epi &epi) {
-  constexpr int THREADS = 32 * WARPS, NI = BN / 8, E = M * BN, LDR = BN + 8, EP = M * LDR;
+  constexpr int THREADS = 32 * WARPS, E = M * BN;
   constexpr long long U = (long long)NT * KT;
   __shared__ int sk_last;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int tid = threadIdx.x;
   unsigned *const ctr = static_cast<unsigned *>(ws);
   float *const slots = reinterpret_cast<float *>(ctr + (NT + 3) / 4 * 4);
   auto slot = [&](int b) { return slots + (size_t)(2 * b + (tile == kf_sk_start<U, GX>(b) / KT ? 0 : 1)) * E; };
-  __syncthreads(); // every warp is done with `red` (the previous tile's epilogue)
-  const int g = lane / 4, t4 = lane % 4;
-#pragma unroll
-  for (int j = 0; j < NI; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int m = g + h * 8;
-      if (m < M)
-        *reinterpret_cast<float2 *>(red + warp * EP + m * LDR + j * 8 + t4 * 2) =
-            make_float2(acc[j][2 * h], acc[j][2 * h + 1]);
-      acc[j][2 * h] = acc[j][2 * h + 1] = 0.0f;
-    }
-  __syncthreads();
+  kf_decode_gather<M, BN, WARPS>(red, acc);
   float *const mine = slot(blockIdx.x);
-  for (int e = tid; e < E; e += THREADS) {
-    const int at = e / BN * LDR + e % BN;
-    float v = red[at];
-#pragma unroll
-    for (int w = 1; w < WARPS; ++w)
-      v += red[w * EP + at];
-    __stcg(mine + e, v);
-  }
+  for (int e = tid; e < E; e += THREADS)
+    __stcg(mine + e, kf_decode_wsum<M, BN, WARPS>(red, e));
   __threadfence(); // this CTA's share is visible device-wide before its ticket
   __syncthreads();
   const int b0 = kf_sk_owner<U, GX>(tile * KT), b1 = kf_sk_owner<U, GX>(tile * KT + KT - 1);

@@ -193,6 +193,16 @@ TEST_CASE("Decode GEMM: stream-K where the column tiles divide unevenly over the
   CHECK_FALSE(a[0].gemm()->streamK);
   CHECK(a[0].gemm()->ctas == 216);
   CHECK(decodeLoops(*a[0].gemm()));
+  // Fewer than two units per CTA (k_proj 4096 -> 1024: 16 tiles x 16 k tiles = 256 for 132
+  // CTAs) or a batch: no stream-K configuration at all.
+  GemmSpec few = *buildKernelSpecs(*biasRelu(bf16, 1, 1024, 4096, {false, true}), h100)[0].gemm();
+  CHECK_FALSE(configureDecodeStreamK(few, h100, 64, 256, 4, 8, true));
+  CHECK_FALSE(few.streamK);
+  Graph b("batched");
+  Value x = b.input("x", bf16, {2, 1, 4096});
+  b.output(matmul(x, b.input("w", bf16, {2, 4096, 14336})));
+  GemmSpec batched = *buildKernelSpecs(b, h100)[0].gemm();
+  CHECK_FALSE(configureDecodeStreamK(batched, h100, 64, 256, 4, 8, true));
   // Without stream-K the spec carries no workspace.
   auto fc = buildKernelSpecs(*biasRelu(bf16, 1, 6400, 1600, {false, true}), h100);
   CHECK(decodeWorkspaceBytes(*fc[0].gemm()) == 0);
