@@ -40,7 +40,7 @@
 #                               build/bin/kfuse (and KFUSE_MORE, comma-separated) on the models' decode cases (bench/models,
 #                               DECODE_T default 1; DECODE_LAYERS default the blocks, gate_proj
 #                               with its activation, GPT-2's c_fc, c_proj and lm_head) until
-#                               AB_TIMEOUT (default 300 s);
+#                               AB_TIMEOUT (default 300 s), in DECODE_ORDER (the most changed first);
 #                               ab-decode.txt in $OUT
 #   bench/device_run.sh python  issue 21: the Python package's tests on torch CUDA tensors and
 #                               transformers' LlamaMLP, and bench/python/run.py (kfuse vs
@@ -172,10 +172,10 @@ case "${1:-}" in
       rm -f "$kf"/*gate_proj__bare* "$kf"/*c_fc__bare* "$kf"/*c_fc__bias* "$kf"/*c_proj__bare*
       # the cases most changed first, in case the time runs out: 01_gpt2_xl__mlp_c_fc__act__t1.kf ...
       i=0
-      for c in gpt2_xl__mlp_c_fc__act llama3_8b__gate_proj__act gpt2_xl__mlp__gelu_new llama3_8b__mlp__swiglu \
-               gemma_7b__gate_proj__act qwen2_7b__gate_proj__act llama3_70b_tp8__gate_proj__act \
-               gpt2_xl__mlp_c_proj__bias gemma_7b__mlp__geglu qwen2_7b__mlp__swiglu gpt2_xl__lm_head__bare \
-               llama3_70b_tp8__mlp__swiglu; do
+      for c in ${DECODE_ORDER:-llama3_8b__gate_proj__act qwen2_7b__gate_proj__act llama3_8b__mlp__swiglu \
+               gemma_7b__mlp__geglu llama3_70b_tp8__gate_proj__act gpt2_xl__mlp_c_proj__bias \
+               qwen2_7b__mlp__swiglu gpt2_xl__mlp__gelu_new llama3_70b_tp8__mlp__swiglu \
+               gemma_7b__gate_proj__act gpt2_xl__mlp_c_fc__act gpt2_xl__lm_head__bare}; do
         i=$((i + 1))
         for f in "$kf/${c}__t"*.kf; do [ -f "$f" ] && mv "$f" "$kf/$(printf %02d $i)_$(basename "$f")"; done
       done
