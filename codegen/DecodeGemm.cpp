@@ -224,25 +224,10 @@ void chooseDecode(GemmSpec &s, const Target &target) {
       bestCost = cost;
     }
   }
-  // Stream-K: every CTA the same units (k tiles), however the column tiles divide, plus one
-  // per column tile it ends and one for the last share's sum. Where the tiles divide unevenly
-  // over the CTAs (gate_proj 4096 -> 14336: 224 tiles of 16 k tiles on 132 CTAs, 1-2 each,
-  // a cost of 34 against 28 + 2 + 1) it must beat the best split by 3%, the model's
-  // margin for the workspace's round trip. Only with B by TMA (one CTA per SM, each slot an
-  // SM's bandwidth), the case the model was checked on: with two cp.async CTAs per SM a
-  // CTA's path is not what bounds the SM.
-  GemmSpec sk = s;
-  if (tma && configureDecodeStreamK(sk, target, 64, s.bk, s.stages, warps, tma)) {
-    const double units = double(decodeStreamUnits(sk)), ctas = sk.ctas;
-    const double cost = std::ceil(units / ctas) + std::ceil(decodeColumnTiles(sk) / ctas) + 1;
-    if (cost < 0.97 * bestCost) {
-      s = sk;
-      s.why += fmt::format(" (a cost of {:.0f} k tiles on the busiest CTA's path against {:.0f} "
-                           "for the best K split)",
-                           cost, bestCost);
-      return;
-    }
-  }
+  // Stream-K (configureDecodeStreamK) is not chosen here, only an autotune candidate: where
+  // this cost model saw it 3-12% cheaper (Llama-3-8B's gate_proj, 31 against 34; GPT-2-XL's
+  // c_proj, 7 against 8; Llama-3-70B TP8's gate_proj, 16 against 17) it measured 6-25%
+  // slower on an H100, about 2-2.5 us more per kernel (bench/results/models.md).
   configureDecode(s, target, 64, s.bk, s.stages, best, warps, tma);
 }
 

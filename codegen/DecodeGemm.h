@@ -25,7 +25,8 @@ void chooseDecode(GemmSpec &s, const Target &target);
 void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk, unsigned stages,
                      unsigned ks, unsigned warps, bool tma);
 /// The same as stream-K over as many CTAs as the device holds at once (s.streamK): false,
-/// leaving `s` configured without it, for a batch or fewer than two units per CTA.
+/// leaving `s` configured without it, for a batch or fewer than two units per CTA. An
+/// autotune candidate (gemmCandidates); chooseDecode does not pick it.
 bool configureDecodeStreamK(GemmSpec &s, const Target &target, unsigned bn, unsigned bk,
                             unsigned stages, unsigned warps, bool tma);
 /// Whether B can stream by TMA on `target`: sm_90, 16-byte rows, TMA's size limits.

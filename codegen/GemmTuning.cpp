@@ -48,6 +48,12 @@ std::vector<GemmSpec> gemmCandidates(const GemmSpec &chosen, const Target &t) {
                 if (decodePartialBytes(c) <= c.sharedBytes())
                   add(c);
               }
+    // And the chosen tile as stream-K over the CTAs the device holds (one matrix, at least
+    // two units per CTA), which the heuristic never picks.
+    c = chosen;
+    if (configureDecodeStreamK(c, t, chosen.bn, chosen.bk, chosen.stages, chosen.warpsN,
+                               chosen.tensorMaps() > 0))
+      add(c);
     break;
   case GemmKernel::Wgmma:
     // A dual kernel's two products take the registers of a tile twice as wide: BN of 64 or

@@ -91,7 +91,7 @@ TEST_CASE("every example graph: fused and unfused, graph and stream launches, vs
   CHECK(checked >= 6);
 }
 
-TEST_CASE("a warm run of every example spends under 5 ms in compile and load", "[gpu][cache]") {
+TEST_CASE("a warm run of every example spends under 5 ms in compile and load", "[gpu][cache][timing]") {
   for (const fs::path &file : exampleFiles())
     for (const auto &g : parseFile(file.string()))
       try {

@@ -1,6 +1,6 @@
 // The small-M (decode) GEMM's choices: tensor cores, B by TMA, the K split over a cluster,
 // a persistent grid where one matrix's column tiles outnumber what the device holds, and
-// stream-K where they divide unevenly (codegen/DecodeGemm.cpp). Its numbers are checked on
+// stream-K as an autotune candidate (codegen/DecodeGemm.cpp). Its numbers are checked on
 // the GPU (tests/gpu/GemmGpuTest.cpp, DecodeStreamKGpuTest.cpp, AutotuneGpuTest.cpp).
 #include "codegen/CudaCodegen.h"
 #include "codegen/DecodeGemm.h"
@@ -90,13 +90,12 @@ TEST_CASE("Decode GEMM (M <= 16, f16/bf16): tensor cores, K split over a cluster
 TEST_CASE("Decode GEMM: a persistent grid where one matrix's column tiles outnumber what the "
           "device holds; the K split by the busiest CTA's path",
           "[codegen][gemm]") {
-  Target h100 = targetFor(90, 132);
+  Target h100 = targetFor(90, 132), a100 = targetFor(80, 108);
   for (bool tb : {false, true}) {
     INFO("trans_b=" << tb);
-    // Gemma-7B's gate_proj: 384 column tiles, 12 k tiles: no split, 132 CTAs taking 2-3
-    // tiles (3 x 13 k-tile steps, against 6 x 7 in 2-CTA clusters; stream-K's 35 + 3 + 1
-    // is no better).
-    auto gate = buildKernelSpecs(*biasRelu(bf16, 1, 24576, 3072, {false, tb}), h100);
+    // 224 column tiles, 16 k tiles: no split, 132 CTAs taking 1-2 tiles (2 x 17 k-tile
+    // steps, against 4 x 9 in 2-CTA clusters and 7 x 5 in 4-CTA ones).
+    auto gate = buildKernelSpecs(*biasRelu(bf16, 1, 14336, 4096, {false, tb}), h100);
     const GemmSpec &g = *gate[0].gemm();
     CHECK(g.ks == 1);
     CHECK(g.ctas == 132);
@@ -104,28 +103,49 @@ TEST_CASE("Decode GEMM: a persistent grid where one matrix's column tiles outnum
     CHECK(decodeLoops(g));
     CHECK(gate[0].launchConfig(256, 1).grid == 132);
     CHECK(g.describe().find(", persistent over 132 CTAs") != std::string::npos);
-    CHECK(g.why.find("persistent, 132 CTAs of 1 taking 2-3 column tiles each") != std::string::npos);
+    CHECK(g.why.find("persistent, 132 CTAs of 1 taking 1-2 column tiles each") != std::string::npos);
     // The warps' partial sums (8 x 1 x 72 floats) get their own shared memory after the
     // ring and the 16-byte-rounded mbarriers.
     CHECK(g.sharedBytes() == 1024 + 4 * (256 * 64 + 16 * 264) * 2 + 32 + 8 * 1 * 72 * 4);
     CHECK(emitProgram(gate).find(fmt::format(
-              "kf_gemm_decode<2, 1, 24576, 3072, false, {}, 64, 256, 4, 8, 1, true, 132, false,",
+              "kf_gemm_decode<2, 1, 14336, 4096, false, {}, 64, 256, 4, 8, 1, true, 132, false,",
               tb ? "true" : "false")) != std::string::npos);
     // GPT-2-XL's c_fc (1600 -> 6400): 100 tiles of 7 k tiles, one CTA each (the last-wave
-    // rule gave 7-CTA clusters of one k tile over 5.3 waves; stream-K ties at 8).
+    // rule gave 7-CTA clusters of one k tile over 5.3 waves).
     auto fc = buildKernelSpecs(*biasRelu(bf16, 1, 6400, 1600, {false, tb}), h100);
     CHECK(fc[0].gemm()->ks == 1);
     CHECK(fc[0].gemm()->ctas == 100);
-    CHECK_FALSE(fc[0].gemm()->streamK);
     CHECK_FALSE(decodeLoops(*fc[0].gemm()));
-    // Few tiles fill the SMs through the split instead: 16 tiles, 8-CTA clusters, one each
-    // (stream-K: 2 + 1 + 1 against 2 + 1).
+    // 48 tiles of 96 k tiles: clusters of 8 in 3 waves of 16 (counted per 16 SMs), never
+    // persistent (how many clusters of more than 2 fit at once depends on the GPCs).
+    auto down = buildKernelSpecs(*biasRelu(bf16, 16, 3072, 24576, {false, tb}), h100);
+    const GemmSpec &d = *down[0].gemm();
+    CHECK(d.ks == 8);
+    CHECK(d.ctas == 48);
+    CHECK_FALSE(decodeLoops(d));
+    LaunchConfig c = down[0].launchConfig(256, 1);
+    CHECK(c.grid == 48);
+    CHECK(c.gridY == 8);
+    // 296 tiles of 14 k tiles: 66 persistent 2-CTA clusters taking 4-5 tiles (5 x 8 k-tile
+    // steps against 3 x 15 unsplit), M = 16's partial sums beside a full ring.
+    auto up = buildKernelSpecs(*biasRelu(bf16, 16, 18944, 3584, {false, tb}), h100);
+    const GemmSpec &u = *up[0].gemm();
+    CHECK(u.ks == 2);
+    CHECK(u.ctas == 66);
+    CHECK(decodeLoops(u));
+    CHECK(u.sharedBytes() == 1024 + 4 * (256 * 64 + 16 * 264) * 2 + 32 + 8 * 16 * 72 * 4);
+    CHECK(up[0].launchConfig(256, 1).grid == 66);
+    CHECK(up[0].launchConfig(256, 1).gridY == 2);
+    // Few tiles fill the SMs through the split instead: 16 tiles, 8-CTA clusters, one each.
     auto kproj = buildKernelSpecs(*biasRelu(bf16, 1, 1024, 4096, {false, tb}), h100);
     CHECK(kproj[0].gemm()->ks == 8);
     CHECK(kproj[0].gemm()->ctas == 16);
-    CHECK_FALSE(kproj[0].gemm()->streamK);
     CHECK_FALSE(decodeLoops(*kproj[0].gemm()));
   }
+  // An A100 (cp.async, two CTAs per SM, no clusters): 216 persistent CTAs for 224 tiles.
+  auto a = buildKernelSpecs(*biasRelu(bf16, 1, 14336, 4096, {false, true}), a100);
+  CHECK(a[0].gemm()->ctas == 216);
+  CHECK(decodeLoops(*a[0].gemm()));
   // A batch keeps one CTA per tile and matrix (grid z) and the last-wave rule.
   Graph b("batched");
   Value x = b.input("x", bf16, {2, 1, 4096});
@@ -133,31 +153,35 @@ TEST_CASE("Decode GEMM: a persistent grid where one matrix's column tiles outnum
   b.output(matmul(x, w));
   auto bs = buildKernelSpecs(b, h100);
   CHECK(bs[0].gemm()->ctas == 224);
-  CHECK_FALSE(bs[0].gemm()->streamK);
   CHECK_FALSE(decodeLoops(*bs[0].gemm()));
   CHECK(bs[0].launchConfig(256, 1).grid == 224);
   CHECK(bs[0].launchConfig(256, 1).gridZ == 2);
 }
 
-TEST_CASE("Decode GEMM: stream-K where the column tiles divide unevenly over the CTAs",
+TEST_CASE("Decode GEMM: stream-K, an autotune candidate the heuristic never picks",
           "[codegen][gemm]") {
-  Target h100 = targetFor(90, 132), a100 = targetFor(80, 108);
+  Target h100 = targetFor(90, 132);
   for (bool tb : {false, true}) {
     INFO("trans_b=" << tb);
-    // Llama-3-8B's gate_proj: 224 tiles x 16 k tiles = 3584 units, 27-28 per CTA: a cost of
-    // 28 + 2 + 1 against 2 x 17 for 132 persistent CTAs taking 1-2 tiles.
+    // Llama-3-8B's gate_proj: 224 tiles x 16 k tiles = 3584 units, 27-28 per CTA.
     auto gate = buildKernelSpecs(*biasRelu(bf16, 1, 14336, 4096, {false, tb}), h100);
-    const GemmSpec &g = *gate[0].gemm();
+    GemmSpec g = *gate[0].gemm();
+    CHECK_FALSE(g.streamK);
+    std::vector<GemmSpec> cands = gemmCandidates(g, h100);
+    size_t sk = 0;
+    for (const GemmSpec &c : cands)
+      sk += c.streamK;
+    CHECK(sk == 1); // the chosen tile, once
+    REQUIRE(configureDecodeStreamK(g, h100, 64, 256, 4, 8, true));
     CHECK(g.streamK);
     CHECK(g.ks == 1);
     CHECK(g.ctas == 132);
     CHECK(g.describe().find(", stream-K over 132 CTAs") != std::string::npos);
     CHECK(g.why.find("224 64-column tiles x 16 k tiles = 3584 units over 132 CTAs (1 per SM on "
                      "132 SMs), 27-28 each") != std::string::npos);
-    CHECK(g.why.find("(a cost of 31 k tiles on the busiest CTA's path against 34 for the best "
-                     "K split)") != std::string::npos);
     // The warps' partial sums beside the ring, as a persistent grid's.
     CHECK(g.sharedBytes() == 1024 + 4 * (256 * 64 + 16 * 264) * 2 + 32 + 8 * 1 * 72 * 4);
+    gate[0].kind = g;
     LaunchConfig c = gate[0].launchConfig(256, 1);
     CHECK(c.grid == 132);
     CHECK(c.gridY == 1);
@@ -172,32 +196,18 @@ TEST_CASE("Decode GEMM: stream-K where the column tiles divide unevenly over the
               "kf_gemm_decode<2, 1, 14336, 4096, false, {}, 64, 256, 4, 8, 1, true, 132, true,",
               tb ? "true" : "false")) != std::string::npos);
     CHECK(src.find(", epi, ws);") != std::string::npos);
-    // Gemma-7B's down_proj: 48 tiles x 96 k tiles, a tile over 3-4 CTAs (35 + 1 + 1 against
-    // 3 waves of 8-CTA clusters, 3 x 13); M = 16's slots of 16 x 64 floats.
-    auto down = buildKernelSpecs(*biasRelu(bf16, 16, 3072, 24576, {false, tb}), h100);
-    const GemmSpec &d = *down[0].gemm();
-    CHECK(d.streamK);
-    CHECK(d.ctas == 132);
-    CHECK(down[0].launchConfig(256, 1).grid == 132);
+    // M = 16 (Gemma-7B's down_proj, 48 tiles x 96 k tiles): slots of 16 x 64 floats.
+    GemmSpec d = *buildKernelSpecs(*biasRelu(bf16, 16, 3072, 24576, {false, tb}), h100)[0].gemm();
+    REQUIRE(configureDecodeStreamK(d, h100, 64, 256, 4, 8, true));
     CHECK(decodeWorkspaceBytes(d) == 192 + 2 * 132 * 16 * 64 * 4);
-    // Qwen2-7B's up_proj: 296 tiles x 14 k tiles (32 + 3 + 1 against 5 x 8 in 2-CTA
-    // clusters).
-    auto up = buildKernelSpecs(*biasRelu(bf16, 16, 18944, 3584, {false, tb}), h100);
-    CHECK(up[0].gemm()->streamK);
-    CHECK(up[0].gemm()->ks == 1);
-    CHECK(up[0].launchConfig(256, 1).gridY == 1);
   }
-  // An A100 (cp.async, two CTAs per SM, where a CTA's path does not bound its SM): no
-  // stream-K, 216 persistent CTAs for 224 tiles.
-  auto a = buildKernelSpecs(*biasRelu(bf16, 1, 14336, 4096, {false, true}), a100);
-  CHECK_FALSE(a[0].gemm()->streamK);
-  CHECK(a[0].gemm()->ctas == 216);
-  CHECK(decodeLoops(*a[0].gemm()));
   // Fewer than two units per CTA (k_proj 4096 -> 1024: 16 tiles x 16 k tiles = 256 for 132
-  // CTAs) or a batch: no stream-K configuration at all.
+  // CTAs) or a batch: no stream-K configuration, and no such candidate.
   GemmSpec few = *buildKernelSpecs(*biasRelu(bf16, 1, 1024, 4096, {false, true}), h100)[0].gemm();
   CHECK_FALSE(configureDecodeStreamK(few, h100, 64, 256, 4, 8, true));
   CHECK_FALSE(few.streamK);
+  for (const GemmSpec &c : gemmCandidates(few, h100))
+    CHECK_FALSE(c.streamK);
   Graph b("batched");
   Value x = b.input("x", bf16, {2, 1, 4096});
   b.output(matmul(x, b.input("w", bf16, {2, 4096, 14336})));
