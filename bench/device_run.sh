@@ -42,6 +42,10 @@
 #                               with its activation, GPT-2's c_fc, c_proj and lm_head) until
 #                               AB_TIMEOUT (default 300 s), in DECODE_ORDER (the most changed first);
 #                               ab-decode.txt in $OUT
+#   bench/device_run.sh models  issue 17's table: bench/models/run.py (kfuse, cuBLAS, eager,
+#                               torch.compile; MODELS_ARGS, default the blocks at T = 1, 16,
+#                               128 with max-autotune as well; MODELS_BUDGET seconds, default
+#                               480) with every peer in a CUDA graph; models.md, models.json in $OUT
 #   bench/device_run.sh python  issue 21: the Python package's tests on torch CUDA tensors and
 #                               transformers' LlamaMLP, and bench/python/run.py (kfuse vs
 #                               eager vs Inductor, host cost per call); python.md in $OUT
@@ -184,9 +188,18 @@ case "${1:-}" in
       >"$out/ab-decode.txt" 2>&1 || rc=1
     cat "$out/ab-decode.txt"
     exit $rc ;;
+  models)
+    # SIGTERM before the call's 600 s: run.py then writes the tables of what it measured.
+    # shellcheck disable=SC2086 # MODELS_ARGS is a list of arguments
+    PYTHONUNBUFFERED=1 timeout -k 15 "${MODELS_TIMEOUT:-560}" python3 bench/models/run.py --kfuse "$bin/kfuse" \
+      ${MODELS_ARGS:---only-blocks --T 1,16,128 --autotune} --budget-s "${MODELS_BUDGET:-480}" \
+      --json "$out/models.json" --md "$out/models.md" >"$out/models.log" 2>&1
+    rc=$?
+    if [ -f "$out/models.md" ]; then cat "$out/models.md"; else tail -n 40 "$out/models.log"; fi
+    exit $rc ;;
   python)
     # issue 21: the Python package and torch.compile(backend="kfuse") (python/tests/device_check.sh)
     OUT=$out bash python/tests/device_check.sh
     exit $? ;;
-  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|reduce-ab|decode-ab|epilogue|python" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh tests|compile|bench|landing|reductions|reduce-ab|decode-ab|epilogue|models|python" >&2; exit 2 ;;
 esac
