@@ -271,7 +271,8 @@ def report(records: list[dict], skipped: list[str], meta: dict) -> str:
     if meta:
         out.append(f"# kfuse on real models' layers ({meta.get('gpu') or 'GPU ?'}, torch "
                    f"{meta.get('torch', '?')}, {meta.get('kfuse_version', 'kfuse ?')}, "
-                   f"{meta.get('date', '')})")
+                   f"{meta.get('date', '')}; kfuse's predictions for its "
+                   f"{meta.get('predicted_for', 'h200')} model)")
     lin = [r for r in records if r["case"]["section"] == "linear"]
     blk = [r for r in records if r["case"]["section"] == "block"]
     if lin:
@@ -333,6 +334,17 @@ class Interrupted(Exception):
     pass
 
 
+def gpu_model() -> str:
+    """kfuse's device model of this machine's first GPU: "h100", "h200" or "" (unknown)."""
+    try:
+        name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    first = name.strip().splitlines()[0] if name.strip() else ""
+    return "h200" if "H200" in first else "h100" if "H100" in first else ""
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="kfuse vs cuBLAS / PyTorch on real models' layers")
     M.add_selection_args(ap)
@@ -351,6 +363,9 @@ def main(argv=None) -> int:
                     help="kfuse --check only where T*K*N (summed over GEMMs) <= this; 0: never")
     ap.add_argument("--kfuse-timeout", type=float, default=600, help="seconds per kfuse run")
     ap.add_argument("--kfuse-args", default="", help="extra kfuse run arguments, e.g. --autotune")
+    ap.add_argument("--device", default="",
+                    help="kfuse's device model for the predictions (default: h100 or h200 by the "
+                         "GPU's name, else kfuse's default)")
     ap.add_argument("--budget-s", type=float, default=float(env("KFB_BUDGET_S", 0)),
                     help="start no new case after this many seconds of wall time (0: none)")
     ap.add_argument("--json", help="write every raw number here (rewritten after each case)")
@@ -393,6 +408,11 @@ def main(argv=None) -> int:
     kf_dir = a.kf_dir or tempfile.mkdtemp(prefix="kfuse-models-")
     paths = M.write_all(cs, kf_dir)
     extra = a.kfuse_args.split()
+    # Predictions for the GPU this runs on (`kfuse run --bench` predicts for h200 unless told).
+    model = a.device or gpu_model()
+    if model and not any(x.startswith("--device") for x in extra):
+        extra += ["--device", model]
+    meta["predicted_for"] = model or "h200"
 
     def on_term(signum, frame):
         raise Interrupted(f"signal {signum}")
