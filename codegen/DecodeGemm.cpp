@@ -29,8 +29,12 @@ unsigned decodeColumnTiles(const GemmSpec &s) {
   return static_cast<unsigned>(std::max<int64_t>(1, (s.N + s.bn - 1) / s.bn));
 }
 
+uint64_t decodeKTiles(const GemmSpec &s, unsigned bk) {
+  return uint64_t(std::max<int64_t>(1, (s.K + bk - 1) / bk));
+}
+
 uint64_t decodeStreamUnits(const GemmSpec &s) {
-  return uint64_t(decodeColumnTiles(s)) * uint64_t(std::max<int64_t>(1, (s.K + s.bk - 1) / s.bk));
+  return uint64_t(decodeColumnTiles(s)) * decodeKTiles(s, s.bk);
 }
 
 uint64_t decodeWorkspaceBytes(const GemmSpec &s) {
@@ -80,6 +84,13 @@ static unsigned decodeClusterSlots(const GemmSpec &s, const Target &target, unsi
     return std::max(1u, target.smCount * perSM / ks);
   return std::max(1u, target.smCount / gpcSMs * (gpcSMs * perSM / ks));
 }
+/// CTAs of `s` (clusters of `ks`) that the device holds at once as a persistent grid: what
+/// fits counts the region of partial sums a CTA that loops over tiles keeps.
+static unsigned persistentSlots(const GemmSpec &s, const Target &target, unsigned ks) {
+  GemmSpec persistent = s;
+  persistent.ctas = 1;
+  return decodeClusterSlots(persistent, target, ks);
+}
 /// Column tiles of `s` over every batch: its CTAs without a K split.
 static double decodeUnits(const GemmSpec &s) {
   return std::ceil(double(s.N) / s.bn) * std::max(1.0, double(s.batch()));
@@ -117,11 +128,8 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
   // batch keeps one CTA per column tile and matrix (grid z), as many waves as that takes.
   const unsigned tiles = decodeColumnTiles(s);
   s.ctas = tiles;
-  if (s.batch() == 1 && ks <= 2 && decodeClusterSlots(s, target, ks) < tiles) {
-    GemmSpec persistent = s; // whose partial sums' own region counts in what fits
-    persistent.ctas = 1;
-    s.ctas = decodeClusterSlots(persistent, target, ks);
-  }
+  if (s.batch() == 1 && ks <= 2 && decodeClusterSlots(s, target, ks) < tiles)
+    s.ctas = persistentSlots(s, target, ks);
   const double slots = decodeSlots(s, target), units = decodeUnits(s), ctas = units * s.ks;
   s.why = fmt::format(
       "{}{:.0f} {}-column tiles x {} = {:.0f} CTAs for {:.0f} slots ({} per SM on {} SMs): {}{}",
@@ -138,10 +146,9 @@ void configureDecode(GemmSpec &s, const Target &target, unsigned bn, unsigned bk
 bool configureDecodeStreamK(GemmSpec &s, const Target &target, unsigned bn, unsigned bk,
                             unsigned stages, unsigned warps, bool tma) {
   configureDecode(s, target, bn, bk, stages, 1, warps, tma);
-  GemmSpec persistent = s; // whose partial sums' own region counts in what fits
-  persistent.ctas = 1;
-  persistent.streamK = true;
-  const unsigned ctas = decodeClusterSlots(persistent, target, 1);
+  GemmSpec sk = s; // whose workspace slots count in what fits
+  sk.streamK = true;
+  const unsigned ctas = persistentSlots(sk, target, 1);
   const uint64_t units = decodeStreamUnits(s);
   if (s.batch() != 1 || units < 2 * uint64_t(ctas))
     return false;
@@ -157,7 +164,7 @@ bool configureDecodeStreamK(GemmSpec &s, const Target &target, unsigned bn, unsi
 }
 
 bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsigned bk) {
-  const double kt = std::ceil(double(s.K) / bk);
+  const double kt = double(decodeKTiles(s, bk));
   // Clusters (distributed shared memory) exist from sm_90; at most 8 CTAs (portable size);
   // every rank must get a k tile.
   return ks == 1 || (target.sm >= 90 && ks <= 8 && ks <= kt && (ks - 1) * std::ceil(kt / ks) < kt);
@@ -208,7 +215,7 @@ void chooseDecode(GemmSpec &s, const Target &target) {
   // CTAs shortens a CTA's path KS-fold at one cluster per KS SMs. Least cost, then least KS.
   // Few column tiles (k_proj 4096 -> 1024: 16) take a cluster of 8 to put 128 SMs to work;
   // many (gate_proj 4096 -> 14336: 224) no split, 132 persistent CTAs taking 1-2 each.
-  const double kt = std::ceil(double(s.K) / s.bk);
+  const double kt = double(decodeKTiles(s, s.bk));
   unsigned best = 1;
   double bestCost = 0;
   for (unsigned ks = 1; ks <= 8; ++ks) {
