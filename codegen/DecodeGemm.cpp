@@ -29,7 +29,8 @@ unsigned decodeColumnTiles(const GemmSpec &s) {
   return static_cast<unsigned>(std::max<int64_t>(1, (s.N + s.bn - 1) / s.bn));
 }
 
-uint64_t decodeKTiles(const GemmSpec &s, unsigned bk) {
+/// Tiles of `bk` along K (at least 1): the k steps of one column tile.
+static uint64_t decodeKTiles(const GemmSpec &s, unsigned bk) {
   return uint64_t(std::max<int64_t>(1, (s.K + bk - 1) / bk));
 }
 

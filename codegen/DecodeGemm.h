@@ -37,8 +37,6 @@ bool decodeSplitValid(const GemmSpec &s, const Target &target, unsigned ks, unsi
 size_t decodeSharedBytes(const GemmSpec &s);
 /// BN-column tiles of one matrix of C (at least 1).
 unsigned decodeColumnTiles(const GemmSpec &s);
-/// Tiles of `bk` along K (at least 1): the k steps of one column tile.
-uint64_t decodeKTiles(const GemmSpec &s, unsigned bk);
 /// Whether the grid is persistent: fewer CTAs along x (s.ctas) than column tiles, each CTA
 /// taking several in turn with its ring streaming on.
 bool decodeLoops(const GemmSpec &s);
